@@ -41,7 +41,13 @@ pub(crate) fn mask(text: &str) -> String {
     let len = out.len();
     while line_start < len {
         let line_end = memchr::memchr(b'\n', &out[line_start..]).map_or(len, |i| line_start + i);
-        let line = &mut out[line_start..line_end];
+        // A BOM before the first line's action counts as blank too.
+        let from = if line_start == 0 && out.starts_with(crate::common::BOM.as_bytes()) {
+            crate::common::BOM.len()
+        } else {
+            line_start
+        };
+        let line = &mut out[from..line_end.max(from)];
         if line.contains(&MASK) && line.iter().all(|&b| b.is_ascii_whitespace() || b == MASK) {
             for b in line.iter_mut() {
                 if *b == MASK {

@@ -495,13 +495,15 @@ impl<'a> Scanner<'a, '_, '_, '_> {
                 at += 1;
             }
         }
-        let cont = self.frames.last().map_or(col, |f| f.indent + 1);
+        // A document-level scalar's continuation is not tracked: a masked Helm action can
+        // leave one in front of a whole document.
+        let cont = self.frames.last().map(|f| f.indent + 1);
         if at >= line_end || s[at] == b'#' {
             return Ok(Outcome::default());
         }
         match s[at] {
             b'|' | b'>' => Ok(Outcome {
-                block_min: Some(cont),
+                block_min: Some(cont.unwrap_or(col + 1)),
                 ..Outcome::default()
             }),
             b'{' | b'[' => {
@@ -509,7 +511,7 @@ impl<'a> Scanner<'a, '_, '_, '_> {
                 let end = self.flow(at, line_end, &mut path, 0)?;
                 Ok(Outcome {
                     resume: Some(end),
-                    cont_min: Some(cont),
+                    cont_min: cont,
                     ..Outcome::default()
                 })
             }
@@ -517,7 +519,7 @@ impl<'a> Scanner<'a, '_, '_, '_> {
                 let (_, end) = self.scalar(at, line_end, false)?;
                 Ok(Outcome {
                     resume: Some(end),
-                    cont_min: Some(cont),
+                    cont_min: cont,
                     ..Outcome::default()
                 })
             }
@@ -630,7 +632,11 @@ impl<'a> Scanner<'a, '_, '_, '_> {
                 continue;
             }
             let start = p;
-            let (key, next) = self.scalar(p, node_line_end, true)?;
+            let (key, next) = if is_map && s[p] != b'"' && s[p] != b'\'' {
+                flow_plain_key(s, p, node_line_end)
+            } else {
+                self.scalar(p, node_line_end, true)?
+            };
             p = skip_flow_space(s, next, limit);
             if !is_map {
                 // A single-pair mapping inside a sequence, `[a: b]`, is skipped.
@@ -694,6 +700,33 @@ impl<'a> Scanner<'a, '_, '_, '_> {
         }
         Ok(p)
     }
+}
+
+/// A plain key in a flow mapping: it ends before `: `, `,`, `}`, `]` or the line's end.
+fn flow_plain_key(s: &[u8], at: usize, line_end: usize) -> (Scalar, usize) {
+    let mut end = at;
+    while end < line_end {
+        match s[end] {
+            b',' | b'}' | b']' => break,
+            b':' if end + 1 >= line_end
+                || matches!(s[end + 1], b' ' | b'\t' | b',' | b'}' | b']' | b'\r') =>
+            {
+                break;
+            }
+            _ => end += 1,
+        }
+    }
+    let stop = end;
+    while end > at && is_space(s[end - 1]) {
+        end -= 1;
+    }
+    let scalar = Scalar {
+        span: at..end,
+        style: Style::Plain,
+        masked: s[at..end].contains(&MASK),
+        escaped: false,
+    };
+    (scalar, stop)
 }
 
 fn push_entry<'a>(entries: &mut Vec<Entry<'a>>, name: &'a str, value: Value) {
@@ -937,15 +970,21 @@ fn evaluate(sink: &mut Sink<'_>, kind: FileKind, entries: &[Entry<'_>], path: &[
         }
         if in_container_list
             && entry.key == Key::Image
-            && found
-                .reference
-                .as_ref()
-                .is_some_and(|r| r.tag_or_latest() == "latest")
+            && found.reference.as_ref().is_some_and(|r| pulls_always(r))
             && !has(entries, Key::PullPolicy)
         {
             found.warnings.push(Warning::LatestPullsAlways);
         }
         sink.push(found);
+    }
+}
+
+/// Whether kubelet defaults a container with this image to `imagePullPolicy: Always`: the tag
+/// is `latest`, written (a digest does not clear it) or implied (no tag and no digest).
+fn pulls_always(reference: &tagpin_reference::ImageReference) -> bool {
+    match reference.tag() {
+        Some(tag) => tag == "latest",
+        None => reference.digest().is_none(),
     }
 }
 
