@@ -970,7 +970,7 @@ fn evaluate(sink: &mut Sink<'_>, kind: FileKind, entries: &[Entry<'_>], path: &[
         }
         if in_container_list
             && entry.key == Key::Image
-            && found.reference.as_ref().is_some_and(|r| pulls_always(r))
+            && found.reference.as_ref().is_some_and(pulls_always)
             && !has(entries, Key::PullPolicy)
         {
             found.warnings.push(Warning::LatestPullsAlways);
