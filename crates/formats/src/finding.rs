@@ -1,0 +1,108 @@
+use std::ops::Range;
+
+use tagpin_reference::{Digest, ImageReference};
+
+use crate::{Edit, FileKind};
+
+/// Where a reference stands, which decides whether tagpin touches it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// A tag (or none, meaning `latest`) and no digest: what tagpin pins.
+    Floating,
+    /// A tag and a digest: refreshed when the tag moves.
+    Pinned,
+    /// A digest and no tag: left alone, there is no tag to follow.
+    DigestOnly,
+    /// Contains `{{`, `${`, `$VAR` or another expansion: cannot be resolved here.
+    Templated,
+    /// Not a registry image: a Dockerfile stage, `scratch`, a compose image beside `build:`.
+    Local,
+    /// Excluded by an inline `# tagpin:ignore` comment (or, in the binary, by config).
+    Ignored,
+}
+
+/// Where the digest goes when the reference is pinned or refreshed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EditSite {
+    /// The whole reference is written in one place, [`Finding::span`]: it is replaced by
+    /// `name:tag@digest` in the user's spelling.
+    Inline,
+    /// A Helm values split map with a `digest` key: `sha256:…` replaces the value inside its
+    /// quotes at `span` (an empty `""` included).
+    SplitDigest { span: Range<usize> },
+    /// A Helm values split map without a `digest` key: the tag scalar's content at `span`,
+    /// currently `tag` (as written, possibly with an old `@digest`), becomes `tag@digest`.
+    SplitTag { span: Range<usize>, tag: String },
+    /// The reference is reported but tagpin will not write it: `reason` says why (for example
+    /// a double-quoted YAML scalar whose escapes make the source differ from the value).
+    /// [`Finding::edit`] returns `None`.
+    Unsupported { reason: &'static str },
+}
+
+/// A lint finding attached to a reference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Warning {
+    /// A Kubernetes container whose tag is `latest` (written or implied) and that sets no
+    /// `imagePullPolicy`: kubelet defaults it to `Always`, even with a digest.
+    LatestPullsAlways,
+}
+
+impl Warning {
+    pub fn message(self) -> &'static str {
+        match self {
+            Self::LatestPullsAlways => {
+                "tag `latest` without imagePullPolicy: kubelet defaults to Always, even with a \
+                 digest, so every pod start pulls from the registry; set imagePullPolicy: \
+                 IfNotPresent or use a versioned tag"
+            }
+        }
+    }
+}
+
+/// One image reference found in a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// The file kind whose rules found it.
+    pub kind: FileKind,
+    /// 1-based line of the span's first byte (for split maps, of the repository or name scalar).
+    pub line: usize,
+    /// 1-based column, counted in characters.
+    pub column: usize,
+    /// Byte range of the reference in the file. For split maps, the range of the repository
+    /// scalar; the digest goes to [`Finding::site`].
+    pub span: Range<usize>,
+    /// The reference as written. For split maps, the parts joined as a chart would join them
+    /// (`registry/repository:tag@digest`).
+    pub text: String,
+    pub status: Status,
+    /// The parsed reference, for every status except `templated` (and `local` stage names).
+    pub reference: Option<ImageReference>,
+    pub site: EditSite,
+    pub warnings: Vec<Warning>,
+}
+
+impl Finding {
+    /// The edit that writes `digest` into this reference, or `None` when the status is not
+    /// `floating` or `pinned`, or the reference already carries that digest.
+    pub fn edit(&self, digest: &Digest) -> Option<Edit> {
+        if !matches!(self.status, Status::Floating | Status::Pinned) {
+            return None;
+        }
+        let reference = self.reference.as_ref()?;
+        if reference.digest() == Some(digest) {
+            return None;
+        }
+        let (span, replacement) = match &self.site {
+            EditSite::Inline => (self.span.clone(), reference.pinned_text(digest)),
+            EditSite::SplitDigest { span } => (span.clone(), digest.to_string()),
+            EditSite::SplitTag { span, tag } => {
+                let bare = tag.split_once('@').map_or(tag.as_str(), |(tag, _)| tag);
+                (span.clone(), format!("{bare}@{digest}"))
+            }
+            EditSite::Unsupported { .. } => return None,
+        };
+        Some(Edit { span, replacement })
+    }
+}

@@ -1,0 +1,83 @@
+use std::path::Path;
+
+/// The kinds of file tagpin reads, decided from the path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileKind {
+    /// YAML: Kubernetes manifests, Helm values, Kustomize/Flux/Tekton resources.
+    Yaml,
+    /// Docker Compose files: `services.*.image`, except beside `build:`.
+    Compose,
+    /// GitHub workflows and `action.yml`.
+    Workflow,
+    /// Helm templates: YAML with `{{ … }}` actions, under a chart's `templates/`.
+    HelmTemplate,
+    /// Dockerfile and Containerfile.
+    Dockerfile,
+    /// Shell scripts and Makefiles.
+    Shell,
+}
+
+impl FileKind {
+    /// The kind of the file at `path`, or `None` when tagpin does not read such files.
+    pub fn detect(path: &Path) -> Option<Self> {
+        let name = path.file_name()?.to_str()?;
+        let lower = name.to_ascii_lowercase();
+        let extension = lower.rsplit_once('.').map(|(_, ext)| ext);
+        let in_dir = |dir: &str| {
+            path.parent()
+                .into_iter()
+                .flat_map(Path::components)
+                .any(|c| c.as_os_str() == dir)
+        };
+
+        if lower == "dockerfile"
+            || lower == "containerfile"
+            || lower.starts_with("dockerfile.")
+            || lower.starts_with("containerfile.")
+            || lower.ends_with(".dockerfile")
+            || lower.ends_with(".containerfile")
+        {
+            return Some(Self::Dockerfile);
+        }
+        if lower == "makefile"
+            || lower == "gnumakefile"
+            || matches!(extension, Some("sh" | "bash" | "mk"))
+        {
+            return Some(Self::Shell);
+        }
+        let is_yaml = matches!(extension, Some("yaml" | "yml"));
+        let is_template_helper = in_dir("templates") && extension == Some("tpl");
+        if !is_yaml && !is_template_helper {
+            return None;
+        }
+        if in_dir("templates") {
+            return Some(Self::HelmTemplate);
+        }
+        if lower == "action.yml"
+            || lower == "action.yaml"
+            || (in_dir("workflows") && in_dir(".github"))
+        {
+            return Some(Self::Workflow);
+        }
+        if lower.starts_with("docker-compose")
+            || lower.starts_with("compose.")
+            || lower.starts_with("compose-")
+        {
+            return Some(Self::Compose);
+        }
+        Some(Self::Yaml)
+    }
+
+    /// The name used in JSON and text output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Yaml => "yaml",
+            Self::Compose => "compose",
+            Self::Workflow => "workflow",
+            Self::HelmTemplate => "helm-template",
+            Self::Dockerfile => "dockerfile",
+            Self::Shell => "shell",
+        }
+    }
+}
