@@ -7,6 +7,7 @@
 //! 3. [`Credentials::with_github_token`] for `ghcr.io`.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -32,6 +33,8 @@ pub struct Credentials {
     explicit: BTreeMap<String, Credential>,
     docker: Option<Arc<DockerConfig>>,
     github_token: Option<Secret>,
+    /// `PATH` for finding `docker-credential-*` helpers; the process's own when `None`.
+    helper_path: Option<OsString>,
 }
 
 /// One registry's login.
@@ -103,6 +106,14 @@ impl Credentials {
         self
     }
 
+    /// Finds `docker-credential-*` helpers on `path` (a `PATH`-style list) instead of the
+    /// process's `PATH`.
+    #[must_use]
+    pub fn with_helper_path(mut self, path: impl Into<OsString>) -> Self {
+        self.helper_path = Some(path.into());
+        self
+    }
+
     /// The login for `registry`, running a credential helper when the config names one.
     pub(crate) async fn lookup(&self, registry: &str) -> Result<Option<Credential>, Error> {
         let registry = normalise_registry(registry);
@@ -111,13 +122,13 @@ impl Credentials {
         }
         if let Some(docker) = &self.docker {
             if let Some(helper) = docker.cred_helpers.get(&registry) {
-                return run_helper(helper, &registry).await;
+                return self.run_helper(helper, &registry).await;
             }
             if let Some(credential) = docker.auths.get(&registry) {
                 return Ok(Some(credential.clone()));
             }
             if let Some(helper) = &docker.creds_store
-                && let Some(credential) = run_helper(helper, &registry).await?
+                && let Some(credential) = self.run_helper(helper, &registry).await?
             {
                 return Ok(Some(credential));
             }
@@ -131,6 +142,10 @@ impl Credentials {
             }));
         }
         Ok(None)
+    }
+
+    async fn run_helper(&self, helper: &str, registry: &str) -> Result<Option<Credential>, Error> {
+        run_helper(helper, registry, self.helper_path.as_ref()).await
     }
 }
 
@@ -261,14 +276,23 @@ fn helper_server_url(registry: &str) -> &str {
 
 /// Runs `docker-credential-<helper> get` with the server URL on stdin (the helper protocol).
 /// A helper that has no login for the server answers "credentials not found": anonymous.
-async fn run_helper(helper: &str, registry: &str) -> Result<Option<Credential>, Error> {
+async fn run_helper(
+    helper: &str,
+    registry: &str,
+    search_path: Option<&OsString>,
+) -> Result<Option<Credential>, Error> {
     let program = format!("docker-credential-{helper}");
     let io_error = |source| Error::CredentialHelper {
         helper: helper.to_owned(),
         registry: registry.to_owned(),
         source,
     };
-    let mut child = tokio::process::Command::new(&program)
+    let mut command = tokio::process::Command::new(&program);
+    if let Some(path) = search_path {
+        // A child's `PATH` is also where the program is looked up.
+        command.env("PATH", path);
+    }
+    let mut child = command
         .arg("get")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
