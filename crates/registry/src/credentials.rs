@@ -162,6 +162,7 @@ impl fmt::Debug for Credentials {
         }
         debug
             .field("github_token", &self.github_token.is_some())
+            .field("helper_path", &self.helper_path)
             .finish()
     }
 }
