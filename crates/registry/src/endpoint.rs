@@ -45,7 +45,10 @@ impl Endpoint {
                 key.registry.clone(),
             )
         };
-        let plain_http = is_loopback(&host) || insecure.contains(&host);
+        let plain_http = is_loopback(&host)
+            || insecure
+                .iter()
+                .any(|allowed| *allowed == host || allowed == host_name(&host));
         Self {
             scheme: if plain_http { "http" } else { "https" },
             host,
@@ -71,13 +74,21 @@ impl Endpoint {
 
 /// Whether `host[:port]` names this machine: `localhost`, `127.0.0.0/8` or `::1`.
 fn is_loopback(host: &str) -> bool {
-    let name = if let Some(rest) = host.strip_prefix('[') {
-        rest.split(']').next().unwrap_or(rest)
-    } else {
-        host.rsplit_once(':').map_or(host, |(name, _port)| name)
-    };
+    let name = host_name(host);
+    let name = name
+        .strip_prefix('[')
+        .and_then(|name| name.strip_suffix(']'))
+        .unwrap_or(name);
     name.eq_ignore_ascii_case("localhost")
         || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// `host[:port]` without the port (`[::1]` keeps its brackets).
+fn host_name(host: &str) -> &str {
+    if host.starts_with('[') {
+        return host.split_inclusive(']').next().unwrap_or(host);
+    }
+    host.rsplit_once(':').map_or(host, |(name, _port)| name)
 }
 
 #[cfg(test)]
@@ -90,7 +101,7 @@ mod tests {
     #[test]
     fn maps_registries_to_endpoints() {
         let mirrors = vec![Mirror::new("quay.io", "127.0.0.1:5000/quay.io").unwrap()];
-        let insecure = vec!["registry.lan:5000".to_owned()];
+        let insecure = vec!["registry.lan:5000".to_owned(), "plain.lan".to_owned()];
         let cases = [
             (
                 ("docker.io", "library/busybox", "1"),
@@ -121,6 +132,21 @@ mod tests {
                 ("registry.lan", "a", "v1"),
                 "https://registry.lan/v2/a/manifests/v1",
                 "registry.lan",
+            ),
+            (
+                ("plain.lan:8080", "a", "v1"),
+                "http://plain.lan:8080/v2/a/manifests/v1",
+                "plain.lan:8080",
+            ),
+            (
+                ("registry.lan:5001", "a", "v1"),
+                "https://registry.lan:5001/v2/a/manifests/v1",
+                "registry.lan:5001",
+            ),
+            (
+                ("[::1]", "a", "v1"),
+                "http://[::1]/v2/a/manifests/v1",
+                "[::1]",
             ),
             (
                 ("ghcr.io", "o/i", "v1"),
