@@ -88,6 +88,9 @@ pub enum ResolveError {
         #[source]
         source: ParseError,
     },
+    /// The manifest body is over the size a registry may serve.
+    #[error("{url}: the manifest is larger than {limit} bytes")]
+    TooLarge { url: Url, limit: usize },
     /// Any other status, after retries for 502/503/504.
     #[error("{url}: unexpected HTTP status {status} after {attempts} attempt(s)")]
     Status {
@@ -128,7 +131,9 @@ impl ResolveError {
             Self::Unauthorized { .. } => "unauthorized",
             Self::RateLimited { .. } => "rate-limited",
             Self::Timeout { .. } => "timeout",
-            Self::BadDigest { .. } | Self::InvalidDigest { .. } => "bad-digest",
+            Self::BadDigest { .. } | Self::InvalidDigest { .. } | Self::TooLarge { .. } => {
+                "bad-digest"
+            }
             Self::Status { .. } => "unexpected-status",
             Self::BadToken { .. } => "bad-token",
             Self::Transport { .. } => "transport",
@@ -145,6 +150,7 @@ impl ResolveError {
             | Self::Timeout { url, .. }
             | Self::BadDigest { url, .. }
             | Self::InvalidDigest { url, .. }
+            | Self::TooLarge { url, .. }
             | Self::Status { url, .. }
             | Self::BadToken { url, .. }
             | Self::Transport { url, .. }

@@ -12,6 +12,9 @@ use crate::limits::Limits;
 use crate::retry::{RetryPolicy, is_retryable_status, retry_after};
 use crate::stats::Recorder;
 
+/// The most of a response body that is read: distribution's limit for a manifest (4 MiB).
+pub(crate) const MAX_BODY: usize = 4 * 1024 * 1024;
+
 /// The one HTTP client of a resolver, with its limits and retry policy.
 pub(crate) struct Http {
     client: reqwest::Client,
@@ -35,7 +38,9 @@ pub(crate) struct Request<'a> {
 pub(crate) struct Reply {
     pub status: StatusCode,
     pub headers: HeaderMap,
+    /// The body, or its first [`MAX_BODY`] bytes when `too_large`.
     pub body: Vec<u8>,
+    pub too_large: bool,
     /// Attempts it took, retries included.
     pub attempts: u32,
 }
@@ -131,11 +136,21 @@ impl Http {
         let code = response.status();
         let headers = response.headers().clone();
         stats.request(request.method.as_str(), Some(code.as_u16()), Some(&headers));
-        let body = response.bytes().await?.to_vec();
+        let mut response = response;
+        let mut body = Vec::new();
+        let mut too_large = false;
+        while let Some(chunk) = response.chunk().await? {
+            if body.len() + chunk.len() > MAX_BODY {
+                too_large = true;
+                break;
+            }
+            body.extend_from_slice(&chunk);
+        }
         Ok(Reply {
             status: code,
             headers,
             body,
+            too_large,
             attempts: 1,
         })
     }

@@ -127,16 +127,24 @@ impl Inner {
         url: &Url,
     ) -> Result<Digest, ResolveError> {
         let head = self.fetch(stats, endpoint, Method::HEAD, url).await?;
-        if !head.status.is_success() {
+        if head.status == StatusCode::METHOD_NOT_ALLOWED {
+            tracing::debug!(url = %redact(url), "HEAD not allowed; hashing the body of a GET");
+        } else if !head.status.is_success() {
             return Err(status_error(url, &head));
-        }
-        if let Some(digest) = header_digest(url, &head.headers)? {
+        } else if let Some(digest) = header_digest(url, &head.headers)? {
             return Ok(digest);
+        } else {
+            tracing::debug!(url = %redact(url), "no Docker-Content-Digest on HEAD; hashing the body");
         }
-        tracing::debug!(url = %redact(url), "no Docker-Content-Digest on HEAD; hashing the body");
         let get = self.fetch(stats, endpoint, Method::GET, url).await?;
         if !get.status.is_success() {
             return Err(status_error(url, &get));
+        }
+        if get.too_large {
+            return Err(ResolveError::TooLarge {
+                url: redact(url),
+                limit: crate::http::MAX_BODY,
+            });
         }
         let header = header_digest(url, &get.headers)?;
         let algorithm = header

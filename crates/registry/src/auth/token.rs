@@ -133,6 +133,9 @@ pub(crate) async fn fetch(
             });
         }
     }
+    if reply.too_large {
+        return Err(ResolveError::BadToken { url, source: None });
+    }
     let body: Value =
         serde_json::from_slice(&reply.body).map_err(|source| ResolveError::BadToken {
             url: url.clone(),

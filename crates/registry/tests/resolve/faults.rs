@@ -308,3 +308,44 @@ async fn dns_failure_is_not_retried() {
     assert_eq!(resolution.stats.retries, 0, "{:?}", resolution.stats);
     assert_eq!(resolution.stats.total_requests(), 1);
 }
+
+#[tokio::test]
+async fn head_not_allowed_falls_back_to_get() {
+    let server = MockServer::start().await;
+    Mock::given(method("HEAD"))
+        .respond_with(ResponseTemplate::new(405))
+        .expect(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_string(BODY)
+                .insert_header("docker-content-digest", sha256(BODY.as_bytes())),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+    let tag = key(&host(&server), "org/img", "v1");
+    let (resolution, _) = resolve(fast_options(), [tag.clone()]).await;
+    assert_eq!(digest_text(&resolution, &tag), sha256(BODY.as_bytes()));
+}
+
+#[tokio::test]
+async fn oversized_manifest_is_rejected() {
+    let server = MockServer::start().await;
+    Mock::given(method("HEAD"))
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(200).set_body_bytes(vec![b' '; 5 * 1024 * 1024]))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let tag = key(&host(&server), "org/img", "v1");
+    let (resolution, _) = resolve(fast_options(), [tag.clone()]).await;
+    assert_eq!(error_kind(&resolution, &tag), "bad-digest");
+    let message = resolution.digests[&tag].as_ref().unwrap_err().to_string();
+    assert!(message.contains("larger than 4194304 bytes"), "{message}");
+}
