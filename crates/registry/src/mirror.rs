@@ -1,0 +1,169 @@
+use std::fmt;
+use std::str::FromStr;
+
+use crate::Error;
+
+/// Where lookups for one registry go instead: `quay.io=127.0.0.1:5000/quay.io` sends
+/// `quay.io/org/img:tag` to `127.0.0.1:5000` as repository `quay.io/org/img`.
+///
+/// The digest is reported for the reference as written; a faithful mirror serves the same one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mirror {
+    registry: String,
+    host: String,
+    prefix: Option<String>,
+}
+
+impl Mirror {
+    /// A mirror of `registry` at `endpoint` (`HOST[:PORT][/PREFIX]`), as config files spell it.
+    pub fn new(registry: &str, endpoint: &str) -> Result<Self, Error> {
+        let text = || format!("{registry}={endpoint}");
+        let invalid = |problem| Error::InvalidMirror {
+            text: text(),
+            problem,
+        };
+        let registry = registry.trim();
+        if registry.is_empty() || registry.contains('/') {
+            return Err(invalid("the registry must be a host such as quay.io"));
+        }
+        if endpoint.contains("://") {
+            return Err(invalid(
+                "write HOST[:PORT][/PREFIX] without a scheme; loopback hosts use HTTP, list others under insecure_registries",
+            ));
+        }
+        let endpoint = endpoint.trim().trim_end_matches('/');
+        let (host, prefix) = match endpoint.split_once('/') {
+            Some((host, prefix)) => (host, Some(prefix.trim_matches('/').to_owned())),
+            None => (endpoint, None),
+        };
+        if host.is_empty() || host.contains(['@', '?', '#', ' ']) {
+            return Err(invalid("the endpoint must be HOST[:PORT][/PREFIX]"));
+        }
+        Ok(Self {
+            registry: normalise_registry(registry),
+            host: host.to_ascii_lowercase(),
+            prefix: prefix.filter(|prefix| !prefix.is_empty()),
+        })
+    }
+
+    /// The registry this mirror stands in for, normalised (`docker.io` for Docker Hub).
+    pub fn registry(&self) -> &str {
+        &self.registry
+    }
+
+    /// `host[:port]` the lookups go to.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// The path prepended to every repository, if any.
+    pub fn prefix(&self) -> Option<&str> {
+        self.prefix.as_deref()
+    }
+
+    /// The repository path at the mirror for `repository` at the original registry.
+    pub(crate) fn repository(&self, repository: &str) -> String {
+        match &self.prefix {
+            Some(prefix) => format!("{prefix}/{repository}"),
+            None => repository.to_owned(),
+        }
+    }
+}
+
+impl FromStr for Mirror {
+    type Err = Error;
+
+    /// Parses `REGISTRY=HOST[:PORT][/PREFIX]`, the `--mirror` flag's syntax.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let Some((registry, endpoint)) = text.split_once('=') else {
+            return Err(Error::InvalidMirror {
+                text: text.to_owned(),
+                problem: "expected REGISTRY=HOST[:PORT][/PREFIX]",
+            });
+        };
+        Self::new(registry, endpoint)
+    }
+}
+
+impl fmt::Display for Mirror {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}={}", self.registry, self.host)?;
+        if let Some(prefix) = &self.prefix {
+            write!(f, "/{prefix}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Folds Docker Hub's aliases into `docker.io`, the name references normalise to.
+pub(crate) fn normalise_registry(registry: &str) -> String {
+    let registry = registry.to_ascii_lowercase();
+    match registry.as_str() {
+        "index.docker.io" | "registry-1.docker.io" | "registry.hub.docker.com" => {
+            "docker.io".to_owned()
+        }
+        _ => registry,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Mirror;
+
+    #[test]
+    fn parses_flag_syntax() {
+        let cases = [
+            (
+                "quay.io=127.0.0.1:5000/quay.io",
+                "quay.io",
+                "127.0.0.1:5000",
+                Some("quay.io"),
+            ),
+            ("docker.io=mirror.local", "docker.io", "mirror.local", None),
+            (
+                "index.docker.io=mirror.local/",
+                "docker.io",
+                "mirror.local",
+                None,
+            ),
+            (
+                "ghcr.io=m.example:443/a/b/",
+                "ghcr.io",
+                "m.example:443",
+                Some("a/b"),
+            ),
+        ];
+        for (text, registry, host, prefix) in cases {
+            let mirror: Mirror = text.parse().unwrap();
+            assert_eq!(
+                (mirror.registry(), mirror.host(), mirror.prefix()),
+                (registry, host, prefix),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn rejects_malformed() {
+        for text in [
+            "quay.io",
+            "=host",
+            "quay.io=",
+            "quay.io=http://host",
+            "a/b=host",
+        ] {
+            let error = text.parse::<Mirror>().unwrap_err();
+            assert!(
+                error.to_string().contains("invalid mirror"),
+                "{text}: {error}"
+            );
+        }
+    }
+
+    #[test]
+    fn prefixes_repositories() {
+        let mirror = Mirror::new("quay.io", "127.0.0.1:5000/quay.io").unwrap();
+        assert_eq!(mirror.repository("org/img"), "quay.io/org/img");
+        assert_eq!(mirror.to_string(), "quay.io=127.0.0.1:5000/quay.io");
+    }
+}
