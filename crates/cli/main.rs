@@ -79,7 +79,7 @@ fn run(cli: &Cli) -> anyhow::Result<Outcome> {
     printer.config_note(settings.config_file.as_deref());
     match &cli.command {
         Command::Scan(scan) => {
-            let report = commands::scan::run(&scan.paths, &settings);
+            let report = commands::scan::run(&scan.paths, &settings)?;
             printed(printer.scan(&report, scan.format))?;
             Ok(Outcome::Success)
         }

@@ -79,5 +79,5 @@ pub fn run(paths: &[PathBuf], online: bool, settings: &Settings) -> anyhow::Resu
              run `tagpin check` without `--online` to check offline"
         );
     }
-    Ok(CheckReport::from_scan(super::scan::run(paths, settings)))
+    Ok(CheckReport::from_scan(super::scan::run(paths, settings)?))
 }

@@ -55,6 +55,16 @@ pub struct Collected {
     pub skipped: Vec<Skipped>,
 }
 
+/// Every PATH must exist: a missing one is a usage error (a typo), not a finding.
+pub fn check_paths(paths: &[PathBuf]) -> anyhow::Result<()> {
+    for path in paths {
+        if let Err(error) = std::fs::symlink_metadata(path) {
+            anyhow::bail!("cannot read PATH `{}`: {error}", path.display());
+        }
+    }
+    Ok(())
+}
+
 /// Walks `paths`, reads and scans every file tagpin knows, in parallel.
 pub fn collect(paths: &[PathBuf], settings: &Settings) -> Collected {
     let collected = Mutex::new(Collected::default());

@@ -23,8 +23,9 @@ pub struct ScanReport {
 }
 
 /// One reference. `text` is the reference as written; `registry`, `repository` and `tag` are
-/// the normalised forms a registry is asked for (`docker.io`, `library/busybox`, `latest` when no
-/// tag is written); all four are `null` when the reference does not parse (templated, stage names).
+/// the normalised forms a registry is asked for (`docker.io`, `library/busybox`, `latest` when
+/// neither tag nor digest is written; `null` for a digest-only reference); all four are `null`
+/// when the reference does not parse (templated, stage names).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ReferenceRow {
     pub path: String,
@@ -58,7 +59,12 @@ impl ReferenceRow {
             status: finding.status,
             registry: reference.map(|r| r.registry().to_owned()),
             repository: reference.map(|r| r.repository().to_owned()),
-            tag: reference.map(|r| r.tag_or_latest().to_owned()),
+            // No tag and no digest means `latest`; a digest-only reference has no tag.
+            tag: reference.and_then(|r| match (r.tag(), r.digest()) {
+                (Some(tag), _) => Some(tag.to_owned()),
+                (None, None) => Some(r.tag_or_latest().to_owned()),
+                (None, Some(_)) => None,
+            }),
             digest: reference.and_then(|r| r.digest()).map(ToString::to_string),
             warnings: finding
                 .warnings
@@ -100,6 +106,7 @@ impl ScanReport {
     }
 }
 
-pub fn run(paths: &[PathBuf], settings: &Settings) -> ScanReport {
-    ScanReport::from_collected(super::collect(paths, settings))
+pub fn run(paths: &[PathBuf], settings: &Settings) -> anyhow::Result<ScanReport> {
+    super::check_paths(paths)?;
+    Ok(ScanReport::from_collected(super::collect(paths, settings)))
 }
