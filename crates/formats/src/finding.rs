@@ -34,6 +34,10 @@ pub enum EditSite {
     /// A Helm values split map without a `digest` key: the tag scalar's content at `span`,
     /// currently `tag` (as written, possibly with an old `@digest`), becomes `tag@digest`.
     SplitTag { span: Range<usize>, tag: String },
+    /// The reference is reported but tagpin will not write it: `reason` says why (for example
+    /// a double-quoted YAML scalar whose escapes make the source differ from the value).
+    /// [`Finding::edit`] returns `None`.
+    Unsupported { reason: &'static str },
 }
 
 /// A lint finding attached to a reference.
@@ -97,6 +101,7 @@ impl Finding {
                 let bare = tag.split_once('@').map_or(tag.as_str(), |(tag, _)| tag);
                 (span.clone(), format!("{bare}@{digest}"))
             }
+            EditSite::Unsupported { .. } => return None,
         };
         Some(Edit { span, replacement })
     }

@@ -46,9 +46,9 @@ impl FileKind {
         {
             return Some(Self::Shell);
         }
-        if !matches!(extension, Some("yaml" | "yml"))
-            && !(in_dir("templates") && lower.ends_with(".tpl"))
-        {
+        let is_yaml = matches!(extension, Some("yaml" | "yml"));
+        let is_template_helper = in_dir("templates") && extension == Some("tpl");
+        if !is_yaml && !is_template_helper {
             return None;
         }
         if in_dir("templates") {

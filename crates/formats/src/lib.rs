@@ -26,10 +26,15 @@
 //! );
 //! ```
 
+mod common;
+mod dockerfile;
 mod edit;
 mod error;
 mod finding;
+mod helm;
 mod kind;
+mod shell;
+mod yaml;
 
 pub use edit::{Edit, apply_edits};
 pub use error::Error;
@@ -40,9 +45,59 @@ use std::path::Path;
 
 /// Finds every image reference in `text`, a file of `kind` at `path`.
 ///
-/// `path` is used for error messages and for kind-specific rules (a file under `templates/`
-/// is a Helm template). Findings come back in file order.
+/// `path` is used for error messages. Findings come back in file order (by span).
+///
+/// Only YAML, compose and workflow files can fail, with [`Error::Syntax`], when they are not
+/// well-formed YAML (an unterminated quoted scalar or flow collection, a `key: value` inside a
+/// plain scalar). Helm templates, Dockerfiles and shell files are read leniently and never fail.
+///
+/// Files that cannot hold a reference of their kind (no `mage` for YAML, no `from`/`syntax`
+/// for a Dockerfile, …) are skipped with a `memchr` check before any parsing.
 pub fn scan(path: &Path, kind: FileKind, text: &str) -> Result<Vec<Finding>, Error> {
-    let _ = (path, kind, text);
-    Ok(Vec::new())
+    if !may_hold_reference(kind, text.as_bytes()) {
+        return Ok(Vec::new());
+    }
+    let mut sink = common::Sink::new(text, kind);
+    match kind {
+        FileKind::Yaml | FileKind::Compose | FileKind::Workflow => {
+            let options = yaml::Options {
+                path,
+                lenient: false,
+            };
+            yaml::scan(&mut sink, text, &options)?;
+        }
+        FileKind::HelmTemplate => {
+            let masked = helm::mask(text);
+            let options = yaml::Options {
+                path,
+                lenient: true,
+            };
+            yaml::scan(&mut sink, &masked, &options)?;
+        }
+        FileKind::Dockerfile => dockerfile::scan(&mut sink),
+        FileKind::Shell => shell::scan(&mut sink),
+    }
+    Ok(sink.finish())
+}
+
+/// The cheap pre-check: whether `text` contains a word every reference of `kind` needs.
+fn may_hold_reference(kind: FileKind, text: &[u8]) -> bool {
+    use memchr::memmem::find;
+    match kind {
+        // `image`, `*Image` keys and split maps (which sit under such a key, or beside an
+        // `image` name part) all contain `mage`.
+        FileKind::Yaml | FileKind::HelmTemplate | FileKind::Compose => {
+            find(text, b"mage").is_some()
+        }
+        FileKind::Workflow => {
+            find(text, b"mage").is_some()
+                || find(text, b"docker://").is_some()
+                || find(text, b"container").is_some()
+        }
+        FileKind::Dockerfile => {
+            text.windows(4).any(|w| w.eq_ignore_ascii_case(b"from"))
+                || find(text, b"syntax").is_some()
+        }
+        FileKind::Shell => find(text, b"image").is_some(),
+    }
 }

@@ -1,0 +1,189 @@
+//! What every scanner shares: classifying a written reference, positions, the ignore comment.
+
+use std::ops::Range;
+
+use tagpin_reference::ImageReference;
+
+use crate::{EditSite, FileKind, Finding, Status, Warning};
+
+/// The byte-order mark, counted in byte offsets but not in columns.
+pub(crate) const BOM: &str = "\u{feff}";
+
+/// The inline comment that excludes a line's reference.
+pub(crate) const IGNORE_MARK: &str = "tagpin:ignore";
+
+/// Whether `text` holds an expansion tagpin cannot resolve: `{{`, `${`, `$VAR`, `$(…)`.
+pub(crate) fn is_templated(text: &str) -> bool {
+    text.contains('$') || text.contains("{{") || text.contains("}}")
+}
+
+/// Status and parsed reference for a reference written as `text` (templates already ruled out).
+///
+/// `None` when `text` is not an image reference at all.
+pub(crate) fn classify(text: &str) -> Option<(Status, ImageReference)> {
+    let reference = ImageReference::parse(text).ok()?;
+    let status = match (reference.tag().is_some(), reference.digest().is_some()) {
+        (_, false) => Status::Floating,
+        (true, true) => Status::Pinned,
+        (false, true) => Status::DigestOnly,
+    };
+    Some((status, reference))
+}
+
+/// Whether `line` carries a `# tagpin:ignore` comment.
+pub(crate) fn has_ignore_comment(line: &str) -> bool {
+    let mut rest = line;
+    while let Some(hash) = rest.find('#') {
+        let after = rest[hash + 1..].trim_start();
+        if after.starts_with(IGNORE_MARK) {
+            return true;
+        }
+        rest = &rest[hash + 1..];
+    }
+    false
+}
+
+/// Collects findings for one file and turns byte offsets into lines and columns.
+pub(crate) struct Sink<'a> {
+    pub(crate) text: &'a str,
+    pub(crate) kind: FileKind,
+    line_starts: Vec<usize>,
+    pub(crate) findings: Vec<Finding>,
+}
+
+/// A finding before its position is known.
+pub(crate) struct Found {
+    pub(crate) span: Range<usize>,
+    pub(crate) text: String,
+    pub(crate) status: Status,
+    pub(crate) reference: Option<ImageReference>,
+    pub(crate) site: EditSite,
+    pub(crate) warnings: Vec<Warning>,
+    /// Other offsets whose lines may carry the ignore comment (split maps).
+    pub(crate) also_lines: Vec<usize>,
+}
+
+impl Found {
+    /// A reference written in one place at `span`, as `text`.
+    pub(crate) fn inline(span: Range<usize>, text: &str) -> Option<Self> {
+        let (status, reference) = if is_templated(text) {
+            (Status::Templated, None)
+        } else {
+            let (status, reference) = classify(text)?;
+            (status, Some(reference))
+        };
+        Some(Self {
+            span,
+            text: text.to_owned(),
+            status,
+            reference,
+            site: EditSite::Inline,
+            warnings: Vec::new(),
+            also_lines: Vec::new(),
+        })
+    }
+}
+
+impl Found {
+    /// A name that is not a registry image (a stage, `scratch`, an image being built).
+    pub(crate) fn local(span: Range<usize>, text: &str) -> Self {
+        Self {
+            span,
+            text: text.to_owned(),
+            status: Status::Local,
+            reference: None,
+            site: EditSite::Inline,
+            warnings: Vec::new(),
+            also_lines: Vec::new(),
+        }
+    }
+
+    /// A reference that cannot be resolved here.
+    pub(crate) fn templated(span: Range<usize>, text: &str) -> Self {
+        Self {
+            status: Status::Templated,
+            ..Self::local(span, text)
+        }
+    }
+}
+
+impl<'a> Sink<'a> {
+    pub(crate) fn new(text: &'a str, kind: FileKind) -> Self {
+        Self {
+            text,
+            kind,
+            line_starts: Vec::new(),
+            findings: Vec::new(),
+        }
+    }
+
+    fn line_index(&mut self, offset: usize) -> usize {
+        if self.line_starts.is_empty() {
+            self.line_starts.push(0);
+            self.line_starts
+                .extend(memchr::memchr_iter(b'\n', self.text.as_bytes()).map(|at| at + 1));
+        }
+        match self.line_starts.binary_search(&offset) {
+            Ok(index) => index,
+            Err(index) => index - 1,
+        }
+    }
+
+    /// The text of the line holding `offset`, without its line ending.
+    pub(crate) fn line_of(&mut self, offset: usize) -> &'a str {
+        let index = self.line_index(offset);
+        let start = self.line_starts[index];
+        let end = self
+            .line_starts
+            .get(index + 1)
+            .map_or(self.text.len(), |next| next - 1);
+        self.text.get(start..end).unwrap_or("")
+    }
+
+    /// The 1-based line and column (in characters, a BOM not counted) of `offset`.
+    pub(crate) fn position(&mut self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let index = self.line_index(offset);
+        let line_start = self.line_starts[index];
+        let counted_from = if line_start == 0 && self.text.starts_with(BOM) {
+            BOM.len().min(offset)
+        } else {
+            line_start
+        };
+        let column = self
+            .text
+            .get(counted_from..offset)
+            .map_or(0, |s| s.chars().count())
+            + 1;
+        (index + 1, column)
+    }
+
+    pub(crate) fn push(&mut self, found: Found) {
+        let offset = found.span.start.min(self.text.len());
+        let (line, column) = self.position(offset);
+        let mut status = found.status;
+        let ignored = std::iter::once(offset)
+            .chain(found.also_lines.iter().copied())
+            .any(|at| has_ignore_comment(self.line_of(at)));
+        if ignored {
+            status = Status::Ignored;
+        }
+        self.findings.push(Finding {
+            kind: self.kind,
+            line,
+            column,
+            span: found.span,
+            text: found.text,
+            status,
+            reference: found.reference,
+            site: found.site,
+            warnings: found.warnings,
+        });
+    }
+
+    pub(crate) fn finish(mut self) -> Vec<Finding> {
+        self.findings
+            .sort_by_key(|finding| (finding.span.start, finding.span.end));
+        self.findings
+    }
+}

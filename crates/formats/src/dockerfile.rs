@@ -1,0 +1,232 @@
+//! Dockerfiles and Containerfiles.
+//!
+//! - The `# syntax=<image>` parser directive, only among the directives at the very top (before
+//!   any instruction, comment or blank line, as `BuildKit` reads them); `# escape=` switches the
+//!   continuation character to a backquote.
+//! - `FROM` in any case, skipping `--platform=…` and other flags, remembering `AS name`.
+//! - `COPY --from=<image>` (a stage name or index is `local`).
+//! - `RUN --mount=…,from=<image>,…` (any number of `--mount` flags).
+//! - Instructions continued over several lines with the escape character; comment lines inside
+//!   a continuation are skipped, and heredoc bodies (`RUN <<EOF … EOF`) are not instructions.
+//! - Earlier stage names and `scratch` are `local`; anything with `$` is `templated`.
+//! - `# tagpin:ignore` on the instruction's line, or alone on the comment line just above it
+//!   (Dockerfiles have no trailing comments), marks the reference `ignored`.
+
+use crate::Status;
+use crate::common::{Found, IGNORE_MARK, Sink, has_ignore_comment};
+
+/// A word of an instruction: its text and where it starts in the file.
+struct Word<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+pub(crate) fn scan(sink: &mut Sink<'_>) {
+    let text = sink.text;
+    let bytes = text.as_bytes();
+    let len = bytes.len();
+    let mut pos = if text.starts_with(crate::common::BOM) {
+        crate::common::BOM.len()
+    } else {
+        0
+    };
+    let mut escape = b'\\';
+    let mut stages: Vec<String> = Vec::new();
+    let mut directives = true;
+    let mut previous_comment_ignores = false;
+    let mut words: Vec<Word<'_>> = Vec::new();
+    let mut heredocs: Vec<(String, bool)> = Vec::new();
+
+    while pos < len {
+        let (line, next) = line_at(text, pos);
+        let trimmed = line.trim_start();
+        if directives {
+            if let Some((name, value)) = trimmed
+                .strip_prefix('#')
+                .and_then(|directive| directive.split_once('='))
+            {
+                let name = name.trim().to_ascii_lowercase();
+                if name.bytes().all(|b| b.is_ascii_alphanumeric()) && !name.is_empty() {
+                    let value_trimmed = value.trim();
+                    if name == "escape" && value_trimmed == "`" {
+                        escape = b'`';
+                    } else if name == "syntax" && !value_trimmed.is_empty() {
+                        let at = pos
+                            + (line.len() - value.len())
+                            + (value.len() - value.trim_start().len());
+                        report(sink, &stages, value_trimmed, at, false);
+                    }
+                    pos = next;
+                    continue;
+                }
+            }
+            directives = false;
+        }
+        if !heredocs.is_empty() {
+            let (delimiter, strip_tabs) = &heredocs[0];
+            let candidate = if *strip_tabs {
+                line.trim_start_matches('\t')
+            } else {
+                line
+            };
+            if candidate == delimiter.as_str() {
+                heredocs.remove(0);
+            }
+            pos = next;
+            continue;
+        }
+        if trimmed.is_empty() {
+            previous_comment_ignores = false;
+            pos = next;
+            continue;
+        }
+        if let Some(comment) = trimmed.strip_prefix('#') {
+            previous_comment_ignores = comment.trim_start().starts_with(IGNORE_MARK);
+            pos = next;
+            continue;
+        }
+        // One logical instruction: collect its words over continuation lines.
+        words.clear();
+        let mut line_start = pos;
+        let mut line = line;
+        let mut next_pos = next;
+        let mut first_line = true;
+        loop {
+            let content = line.trim_end();
+            let continued = content.as_bytes().last() == Some(&escape);
+            let body = if continued {
+                &content[..content.len() - 1]
+            } else {
+                content
+            };
+            let skip = !first_line && body.trim_start().starts_with('#');
+            if !skip {
+                split_words(body, line_start, &mut words);
+            }
+            first_line = false;
+            if !continued || next_pos >= len {
+                break;
+            }
+            line_start = next_pos;
+            let (l, n) = line_at(text, next_pos);
+            line = l;
+            next_pos = n;
+        }
+        let ignore = std::mem::take(&mut previous_comment_ignores);
+        instruction(sink, &words, &mut stages, ignore);
+        collect_heredocs(&words, &mut heredocs);
+        pos = next_pos;
+    }
+}
+
+/// The line starting at `pos` without its line ending, and the offset of the next line.
+fn line_at(text: &str, pos: usize) -> (&str, usize) {
+    let bytes = text.as_bytes();
+    let eol = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |i| pos + i);
+    let next = (eol + 1).min(bytes.len()).max(eol);
+    let line = text.get(pos..eol).unwrap_or("");
+    (line.strip_suffix('\r').unwrap_or(line), next)
+}
+
+fn split_words<'a>(body: &'a str, offset: usize, words: &mut Vec<Word<'a>>) {
+    let mut start = None;
+    for (i, c) in body.char_indices() {
+        if c.is_whitespace() {
+            if let Some(s) = start.take() {
+                words.push(Word {
+                    text: &body[s..i],
+                    at: offset + s,
+                });
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        words.push(Word {
+            text: &body[s..],
+            at: offset + s,
+        });
+    }
+}
+
+fn instruction(sink: &mut Sink<'_>, words: &[Word<'_>], stages: &mut Vec<String>, ignore: bool) {
+    let Some(first) = words.first() else {
+        return;
+    };
+    let args = &words[1..];
+    if first.text.eq_ignore_ascii_case("from") {
+        let mut rest = args.iter().skip_while(|w| w.text.starts_with("--"));
+        let Some(image) = rest.next() else {
+            return;
+        };
+        report(sink, stages, image.text, image.at, ignore);
+        if let (Some(as_word), Some(name)) = (rest.next(), rest.next())
+            && as_word.text.eq_ignore_ascii_case("as")
+        {
+            stages.push(name.text.to_ascii_lowercase());
+        }
+    } else if first.text.eq_ignore_ascii_case("copy") {
+        for word in args.iter().take_while(|w| w.text.starts_with("--")) {
+            if let Some(value) = word.text.strip_prefix("--from=") {
+                report(sink, stages, value, word.at + "--from=".len(), ignore);
+            }
+        }
+    } else if first.text.eq_ignore_ascii_case("run") {
+        for word in args.iter().take_while(|w| w.text.starts_with("--")) {
+            let Some(options) = word.text.strip_prefix("--mount=") else {
+                continue;
+            };
+            let mut offset = word.at + "--mount=".len();
+            for option in options.split(',') {
+                if let Some(value) = option.strip_prefix("from=") {
+                    report(sink, stages, value, offset + "from=".len(), ignore);
+                }
+                offset += option.len() + 1;
+            }
+        }
+    }
+}
+
+fn collect_heredocs(words: &[Word<'_>], heredocs: &mut Vec<(String, bool)>) {
+    for word in words.iter().skip(1) {
+        let Some(at) = word.text.find("<<") else {
+            continue;
+        };
+        let mut rest = &word.text[at + 2..];
+        let strip_tabs = rest.starts_with('-');
+        if strip_tabs {
+            rest = &rest[1..];
+        }
+        let delimiter = rest.trim_matches(|c| c == '"' || c == '\'');
+        if !delimiter.is_empty()
+            && delimiter
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        {
+            heredocs.push((delimiter.to_owned(), strip_tabs));
+        }
+    }
+}
+
+fn report(sink: &mut Sink<'_>, stages: &[String], value: &str, at: usize, ignore: bool) {
+    if value.is_empty() {
+        return;
+    }
+    let span = at..at + value.len();
+    let lower = value.to_ascii_lowercase();
+    let local =
+        lower == "scratch" || stages.contains(&lower) || value.bytes().all(|b| b.is_ascii_digit());
+    let found = if local {
+        Some(Found::local(span, value))
+    } else {
+        Found::inline(span, value)
+    };
+    let Some(mut found) = found else {
+        return;
+    };
+    if ignore || has_ignore_comment(sink.line_of(at)) {
+        found.status = Status::Ignored;
+    }
+    sink.push(found);
+}

@@ -1,0 +1,178 @@
+//! Property tests: no input makes a scanner panic, and splicing digests changes nothing but
+//! the edited spans and re-scans to the pinned references.
+
+use std::path::Path;
+
+use proptest::prelude::*;
+use tagpin_formats::{FileKind, Status, apply_edits, scan};
+use tagpin_reference::Digest;
+
+const KINDS: [FileKind; 6] = [
+    FileKind::Yaml,
+    FileKind::Compose,
+    FileKind::Workflow,
+    FileKind::HelmTemplate,
+    FileKind::Dockerfile,
+    FileKind::Shell,
+];
+
+fn digest() -> Digest {
+    Digest::parse(&format!("sha256:{}", "9".repeat(64))).unwrap()
+}
+
+fn yamlish_line() -> impl Strategy<Value = String> {
+    let indent = 0usize..8;
+    let dash = prop_oneof![Just(""), Just("- "), Just("- - ")];
+    let key = prop::sample::select(vec![
+        "image",
+        "repository",
+        "tag",
+        "digest",
+        "registry",
+        "version",
+        "name",
+        "containers",
+        "services",
+        "properties",
+        "kubectlImage",
+        "build",
+        "imagePullPolicy",
+        "jobs",
+        "container",
+        "uses",
+        "runs",
+        "\"image\"",
+        "data",
+    ]);
+    let value = prop::sample::select(vec![
+        "",
+        "nginx",
+        "nginx:1.27",
+        "\"nginx:1.27\"",
+        "'ghcr.io/a/b:v1'",
+        "quay.io/x/y:latest",
+        "busybox@sha256:1111111111111111111111111111111111111111111111111111111111111111",
+        "\"a:1@sha256:2222222222222222222222222222222222222222222222222222222222222222\"",
+        "{{ .Values.image }}",
+        "\"{{ .Values.x }}:1\"",
+        "|",
+        ">-",
+        "{image: redis:7, tag: x}",
+        "[a, {image: alpine}]",
+        "*anchor",
+        "&anchor nginx:1",
+        "\"\"",
+        "''",
+        "\"esc\\x3a\"",
+        "docker://alpine:3",
+        "${{ matrix.image }}",
+        "$IMAGE",
+        "{",
+        "\"unterminated",
+        "[1,",
+        "true",
+        "v1.2.3",
+        "# image: fake:1",
+    ]);
+    let comment = prop_oneof![Just(""), Just(" # tagpin:ignore"), Just(" # note")];
+    let shape = prop_oneof![
+        4 => (indent.clone(), dash, key, value.clone(), comment)
+            .prop_map(|(i, d, k, v, c)| format!("{}{d}{k}: {v}{c}", " ".repeat(i))),
+        1 => (indent, value).prop_map(|(i, v)| format!("{}{v}", " ".repeat(i))),
+        1 => prop::sample::select(vec![
+            "---", "...", "{{- if .Values.x }}", "{{- end }}", "  {{- include \"x\" . | nindent 4 }}",
+            "# image: commented:1", "FROM alpine:3 AS build", "COPY --from=build /a /b",
+            "kubectl run x --image=busybox:1", "image: heredoc:1", "", "  ",
+        ]).prop_map(str::to_owned),
+    ];
+    shape
+}
+
+fn yamlish() -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec(yamlish_line(), 0..24),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(lines, crlf, bom)| {
+            let ending = if crlf { "\r\n" } else { "\n" };
+            let mut text = if bom {
+                "\u{feff}".to_owned()
+            } else {
+                String::new()
+            };
+            text.push_str(&lines.join(ending));
+            text
+        })
+}
+
+/// Pins every editable finding and checks what the splice promises.
+fn check_splice(kind: FileKind, text: &str) -> Result<(), TestCaseError> {
+    let path = Path::new("input");
+    let Ok(findings) = scan(path, kind, text) else {
+        return Ok(());
+    };
+    for finding in &findings {
+        prop_assert!(finding.span.end <= text.len());
+        prop_assert!(finding.line >= 1 && finding.column >= 1);
+    }
+    let mut edits: Vec<_> = findings.iter().filter_map(|f| f.edit(&digest())).collect();
+    let pinned = apply_edits(text, &edits).unwrap();
+    edits.sort_by_key(|e| e.span.start);
+    let (mut old, mut new) = (0, 0);
+    for edit in &edits {
+        let kept = edit.span.start - old;
+        prop_assert_eq!(&text[old..edit.span.start], &pinned[new..new + kept]);
+        new += kept + edit.replacement.len();
+        old = edit.span.end;
+    }
+    prop_assert_eq!(&text[old..], &pinned[new..]);
+
+    let rescanned = scan(path, kind, &pinned);
+    prop_assert!(rescanned.is_ok(), "{:?}", rescanned.err());
+    let rescanned = rescanned.unwrap();
+    prop_assert_eq!(
+        rescanned.len(),
+        findings.len(),
+        "{:#?}\n{:#?}",
+        findings,
+        rescanned
+    );
+    for (before, after) in findings.iter().zip(&rescanned) {
+        prop_assert_eq!(before.line, after.line);
+        let line_of = |offset: usize| text[..offset].matches('\n').count() + 1;
+        let edited_before_on_line = edits
+            .iter()
+            .any(|e| e.span.start < before.span.start && line_of(e.span.start) == before.line);
+        if !edited_before_on_line {
+            prop_assert_eq!(before.column, after.column);
+        }
+        if before.edit(&digest()).is_some() {
+            prop_assert!(matches!(after.status, Status::Pinned | Status::Ignored));
+            prop_assert_eq!(
+                after.reference.as_ref().and_then(|r| r.digest()),
+                Some(&digest())
+            );
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+        let text = String::from_utf8_lossy(&bytes);
+        for kind in KINDS {
+            check_splice(kind, &text)?;
+        }
+    }
+
+    #[test]
+    fn yamlish_text_splices_cleanly(text in yamlish()) {
+        for kind in KINDS {
+            check_splice(kind, &text)?;
+        }
+    }
+}
