@@ -42,7 +42,8 @@ impl Printer {
     }
 
     pub fn scan(self, report: &ScanReport, format: ScanFormat) -> io::Result<()> {
-        let mut stdout = io::stdout().lock();
+        // Buffered: a locked stdout flushes every line, one system call each.
+        let mut stdout = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
         let mut stderr = io::stderr().lock();
         let diagnostics = text::Diagnostics {
             verbosity: self.verbosity,
@@ -57,13 +58,15 @@ impl Printer {
             }
             ScanFormat::Json => {
                 write_json(&mut stdout, report)?;
+                stdout.flush()?;
                 diagnostics.files(&mut stderr, &report.errors, &report.skipped)
             }
         }
     }
 
     pub fn check(self, report: &CheckReport, format: CheckFormat) -> io::Result<()> {
-        let mut stdout = io::stdout().lock();
+        // Buffered: a locked stdout flushes every line, one system call each.
+        let mut stdout = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
         let mut stderr = io::stderr().lock();
         let diagnostics = text::Diagnostics {
             verbosity: self.verbosity,
