@@ -147,3 +147,27 @@ fn bad_globs_in_the_config_are_exit_2() {
     assert!(run.stderr.contains("ghcr.io/[acme"), "{run}");
     assert!(run.stderr.contains(".tagpin.yaml"), "{run}");
 }
+
+#[test]
+fn an_ignored_reference_has_no_check_warning() {
+    let context = TestContext::new();
+    context
+        .write(
+            "deploy.yaml",
+            "spec:\n  containers:\n    - image: quay.io/acme/app:latest\n",
+        )
+        .write(".tagpin.yaml", "ignore: ['quay.io/acme/*']\n");
+    let run = context.run(["check"]);
+    run.assert_code(0);
+    assert_eq!(run.stdout, "", "{run}");
+    let doc = context
+        .run(["scan", "--format", "json"])
+        .assert_code(0)
+        .json();
+    let found = reference(&doc, "deploy.yaml", 3);
+    assert_eq!(found["status"], "ignored");
+    assert_eq!(
+        found["warnings"][0]["code"], "latest-pulls-always",
+        "scan still reports it"
+    );
+}

@@ -45,7 +45,7 @@ impl CheckReport {
             warnings: scan
                 .references
                 .iter()
-                .filter(|reference| !reference.warnings.is_empty())
+                .filter(|r| !r.warnings.is_empty() && r.status != Status::Ignored)
                 .count(),
             errors: scan.errors.len(),
         };
@@ -64,11 +64,11 @@ impl CheckReport {
             .filter(|reference| reference.status == Status::Floating)
     }
 
-    /// The references with warnings.
+    /// The references with warnings. An ignored reference is left alone, warnings included.
     pub fn warned(&self) -> impl Iterator<Item = &ReferenceRow> {
-        self.references
-            .iter()
-            .filter(|reference| !reference.warnings.is_empty())
+        self.references.iter().filter(|reference| {
+            !reference.warnings.is_empty() && reference.status != Status::Ignored
+        })
     }
 }
 
