@@ -45,44 +45,45 @@ impl fmt::Display for ReadError {
 
 /// What reading a file gave.
 #[derive(Debug)]
-pub enum Contents {
-    Text(String),
+pub enum Contents<'a> {
+    Text(&'a str),
     /// Nothing to scan: zero bytes.
     Empty,
 }
 
-/// Reads the file at `path` as UTF-8 text.
-pub fn read(path: &Path) -> Result<Contents, ReadError> {
+/// Reads the file at `path` as UTF-8 text into `buffer`, which is cleared first. Reusing one
+/// buffer per thread spares an allocation, and the page faults that come with it, per file.
+pub fn read<'a>(path: &Path, buffer: &'a mut Vec<u8>) -> Result<Contents<'a>, ReadError> {
+    buffer.clear();
     let file = std::fs::File::open(path).map_err(ReadError::Io)?;
-    let size = file.metadata().map_err(ReadError::Io)?.len();
+    // The size a file claims can be wrong (files in /proc say 0): read at most one byte past
+    // the limit to tell "at the limit" from "over it".
+    file.take(MAX_FILE_SIZE + 1)
+        .read_to_end(buffer)
+        .map_err(ReadError::Io)?;
+    let size = buffer.len() as u64;
     if size > MAX_FILE_SIZE {
+        // Keep the whole file's size for the message when the system knows it.
+        let size = std::fs::metadata(path).map_or(size, |metadata| metadata.len().max(size));
+        buffer.clear();
+        buffer.shrink_to(1024 * 1024);
         return Err(ReadError::TooLarge { size });
     }
-    // The size from metadata can be wrong (files in /proc say 0): never read past the limit.
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    file.take(MAX_FILE_SIZE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(ReadError::Io)?;
-    if bytes.len() as u64 > MAX_FILE_SIZE {
-        return Err(ReadError::TooLarge {
-            size: bytes.len() as u64,
-        });
-    }
-    decode(bytes)
+    decode(buffer)
 }
 
 /// The checks on a file's bytes.
-pub fn decode(bytes: Vec<u8>) -> Result<Contents, ReadError> {
+pub fn decode(bytes: &[u8]) -> Result<Contents<'_>, ReadError> {
     if bytes.is_empty() {
         return Ok(Contents::Empty);
     }
-    if let Some(offset) = memchr::memchr(0, &bytes) {
+    if let Some(offset) = memchr::memchr(0, bytes) {
         return Err(ReadError::Binary { offset });
     }
-    String::from_utf8(bytes)
+    std::str::from_utf8(bytes)
         .map(Contents::Text)
         .map_err(|error| ReadError::NotUtf8 {
-            offset: error.utf8_error().valid_up_to(),
+            offset: error.valid_up_to(),
         })
 }
 
@@ -103,7 +104,7 @@ mod tests {
                 "not read: not UTF-8 (invalid byte at byte 10)",
             ),
         ] {
-            let got = match decode(bytes.to_vec()) {
+            let got = match decode(bytes) {
                 Ok(Contents::Empty) => "empty".to_owned(),
                 Ok(Contents::Text(_)) => "text".to_owned(),
                 Err(error) => error.to_string(),
@@ -118,7 +119,8 @@ mod tests {
         let path = dir.path().join("big.yaml");
         let file = std::fs::File::create(&path).unwrap();
         file.set_len(MAX_FILE_SIZE + 1).unwrap();
-        let error = read(&path).unwrap_err();
+        let mut buffer = Vec::new();
+        let error = read(&path, &mut buffer).unwrap_err();
         assert_eq!(
             error.to_string(),
             format!(
@@ -130,12 +132,20 @@ mod tests {
             .unwrap()
             .set_len(MAX_FILE_SIZE)
             .unwrap();
-        assert!(matches!(read(&path), Err(ReadError::Binary { offset: 0 })));
+        assert!(matches!(
+            read(&path, &mut buffer),
+            Err(ReadError::Binary { offset: 0 })
+        ));
+        std::fs::write(&path, "image: nginx\n").unwrap();
+        assert!(matches!(
+            read(&path, &mut buffer),
+            Ok(Contents::Text("image: nginx\n"))
+        ));
     }
 
     #[test]
     fn missing_files_are_io_errors() {
-        let error = read(Path::new("/nonexistent/x.yaml")).unwrap_err();
+        let error = read(Path::new("/nonexistent/x.yaml"), &mut Vec::new()).unwrap_err();
         assert!(matches!(error, ReadError::Io(_)));
         assert!(error.to_string().starts_with("cannot read: "), "{error}");
     }

@@ -111,8 +111,23 @@ enum Outcome {
     Skipped(Skipped),
 }
 
+thread_local! {
+    /// Each walker thread reads every file into the same buffer.
+    static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 fn scan_file(path: PathBuf, display: String, kind: FileKind, settings: &Settings) -> Outcome {
-    let text = match read::read(&path) {
+    BUFFER.with_borrow_mut(|buffer| scan_file_with(path, display, kind, settings, buffer))
+}
+
+fn scan_file_with(
+    path: PathBuf,
+    display: String,
+    kind: FileKind,
+    settings: &Settings,
+    buffer: &mut Vec<u8>,
+) -> Outcome {
+    let text = match read::read(&path, buffer) {
         Ok(Contents::Text(text)) => text,
         Ok(Contents::Empty) => {
             return Outcome::Skipped(Skipped {
@@ -129,7 +144,7 @@ fn scan_file(path: PathBuf, display: String, kind: FileKind, settings: &Settings
     };
     // The scanner's path rules look at parent directories: give it the whole path.
     let rules_path = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
-    match tagpin_formats::scan(&rules_path, kind, &text) {
+    match tagpin_formats::scan(&rules_path, kind, text) {
         Ok(mut findings) => {
             settings.ignore.apply(&mut findings);
             Outcome::Scanned(ScannedFile {
