@@ -94,7 +94,7 @@ fn template(rng: &mut Lcg, chart: usize, index: usize) -> String {
     for key in 0..60 {
         let _ = writeln!(
             text,
-            "  key{key}: \"{{{{ .Values.setting{key} | default \\\"{}\\\" }}}}\"",
+            "  key{key}: {{{{ .Values.setting{key} | default \"{}\" | quote }}}}",
             rng.below(100_000)
         );
     }
