@@ -105,3 +105,6 @@ fn write_json(out: &mut impl Write, value: &impl serde::Serialize) -> io::Result
     serde_json::to_writer_pretty(&mut *out, value)?;
     writeln!(out)
 }
+
+#[cfg(test)]
+mod tests;
