@@ -66,7 +66,7 @@ impl Warning {
 pub struct Finding {
     /// The file kind whose rules found it.
     pub kind: FileKind,
-    /// 1-based line of the reference's first byte (for split maps, of the map's first key).
+    /// 1-based line of the span's first byte (for split maps, of the repository or name scalar).
     pub line: usize,
     /// 1-based column, counted in characters.
     pub column: usize,

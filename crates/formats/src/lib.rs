@@ -101,3 +101,6 @@ fn may_hold_reference(kind: FileKind, text: &[u8]) -> bool {
         FileKind::Shell => find(text, b"image").is_some(),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -538,7 +538,16 @@ impl<'a> Scanner<'a, '_, '_, '_> {
             };
             let close = match quoted_end(s, at, s.len()) {
                 Some(close) => close,
-                None if self.options.lenient => line_end,
+                None if self.options.lenient => {
+                    // Read line-wise: the scalar ends with its line.
+                    let scalar = Scalar {
+                        span: at + 1..line_end,
+                        style,
+                        masked: true,
+                        escaped: true,
+                    };
+                    return Ok((scalar, line_end));
+                }
                 None => return Err(self.error(at, "unterminated quoted scalar")),
             };
             let content = &s[at + 1..close];

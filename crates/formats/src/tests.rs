@@ -1,0 +1,312 @@
+//! Table tests per scanner: edge cases as (input, expected findings) rows.
+
+use std::path::Path;
+
+use crate::{EditSite, FileKind, Status, Warning, scan};
+
+type Found = Vec<(usize, usize, Status, String)>;
+
+/// `(line, column, status, text)` of every finding.
+fn found(kind: FileKind, text: &str) -> Vec<(usize, usize, Status, String)> {
+    scan(Path::new("t"), kind, text)
+        .unwrap()
+        .into_iter()
+        .map(|f| (f.line, f.column, f.status, f.text))
+        .collect()
+}
+
+fn one(
+    line: usize,
+    column: usize,
+    status: Status,
+    text: &str,
+) -> Vec<(usize, usize, Status, String)> {
+    vec![(line, column, status, text.to_owned())]
+}
+
+#[test]
+fn yaml_table() {
+    use Status::{DigestOnly, Floating, Ignored, Pinned, Templated};
+    let digest = format!("sha256:{}", "1".repeat(64));
+    let cases: Vec<(&str, String, Found)> = vec![
+        (
+            "plain",
+            "image: nginx:1.27\n".into(),
+            one(1, 8, Floating, "nginx:1.27"),
+        ),
+        (
+            "no tag",
+            "image: nginx".into(),
+            one(1, 8, Floating, "nginx"),
+        ),
+        (
+            "single quotes",
+            "a:\n  image: 'nginx:1'\n".into(),
+            one(2, 11, Floating, "nginx:1"),
+        ),
+        (
+            "pinned",
+            format!("image: \"n:1@{digest}\"\n"),
+            one(1, 9, Pinned, &format!("n:1@{digest}")),
+        ),
+        (
+            "digest only",
+            format!("image: n@{digest}\n"),
+            one(1, 8, DigestOnly, &format!("n@{digest}")),
+        ),
+        (
+            "templated",
+            "image: ${IMG}\n".into(),
+            one(1, 8, Templated, "${IMG}"),
+        ),
+        (
+            "ignored",
+            "image: n:1  # tagpin:ignore\n".into(),
+            one(1, 8, Ignored, "n:1"),
+        ),
+        (
+            "comment",
+            "# image: n:1\nx: 1 # image: m:1\n".into(),
+            vec![],
+        ),
+        (
+            "block scalar",
+            "data: |\n  image: n:1\nimage: m:2\n".into(),
+            one(3, 8, Floating, "m:2"),
+        ),
+        (
+            "folded",
+            "data: >-\n  image: n:1\n\n  more\n".into(),
+            vec![],
+        ),
+        (
+            "schema",
+            "properties:\n  image:\n    type: string\n  x: {image: {type: string}}\n".into(),
+            vec![],
+        ),
+        (
+            "name part",
+            "a:\n  image: piraeus-server\n  tag: v1\n".into(),
+            vec![],
+        ),
+        ("keyword", "image: null\nimage2: true\n".into(), vec![]),
+        ("empty", "image:\nimage: \"\"\n".into(), vec![]),
+        (
+            "alias",
+            "a: &x n:1\nimage: *x\nb:\n  image: &y m:1\n".into(),
+            one(4, 13, Floating, "m:1"),
+        ),
+        (
+            "flow",
+            "- {name: a, image: \"n:1\"}\n".into(),
+            one(1, 21, Floating, "n:1"),
+        ),
+        (
+            "multi-line flow",
+            "x: {\n  image: n:1,\n  name: a\n}\n".into(),
+            one(2, 10, Floating, "n:1"),
+        ),
+        (
+            "documents",
+            "image: a:1\n---\nimage: b:1\n...\n".into(),
+            vec![
+                (1, 8, Floating, "a:1".into()),
+                (3, 8, Floating, "b:1".into()),
+            ],
+        ),
+        (
+            "unicode column",
+            "é: 1\nx: {é: 1, image: n:1}\n".into(),
+            one(2, 18, Floating, "n:1"),
+        ),
+        (
+            "split latest",
+            "img:\n  image:\n    repository: n\n    tag: latest\n".into(),
+            one(3, 17, Floating, "n:latest"),
+        ),
+        (
+            "split empty tag",
+            "image:\n  repository: n\n  tag: \"\"\n".into(),
+            one(2, 15, Templated, "n"),
+        ),
+    ];
+    for (name, text, expected) in cases {
+        assert_eq!(found(FileKind::Yaml, &text), expected, "{name}: {text:?}");
+    }
+}
+
+#[test]
+fn yaml_sites_and_lint() {
+    let text = "image:\n  repository: n\n  tag: v1\n  digest: ''\n";
+    let findings = scan(Path::new("v"), FileKind::Yaml, text).unwrap();
+    assert_eq!(findings[0].site, EditSite::SplitDigest { span: 44..44 });
+    let text = "image:\n  repository: n\n  tag: v1\n";
+    let findings = scan(Path::new("v"), FileKind::Yaml, text).unwrap();
+    assert_eq!(
+        findings[0].site,
+        EditSite::SplitTag {
+            span: 30..32,
+            tag: "v1".into()
+        }
+    );
+    let lint = |text: &str| {
+        let findings = scan(Path::new("p"), FileKind::Yaml, text).unwrap();
+        assert_eq!(findings.len(), 1, "{text:?}");
+        findings[0].warnings.clone()
+    };
+    let latest = [Warning::LatestPullsAlways];
+    assert_eq!(lint("containers:\n- image: nginx\n"), latest);
+    assert_eq!(lint("initContainers:\n  - image: n:latest\n"), latest);
+    assert_eq!(
+        lint("containers:\n- image: n:latest\n  imagePullPolicy: Always\n"),
+        []
+    );
+    assert_eq!(lint("containers:\n- image: n:1\n"), []);
+    assert_eq!(lint("other:\n- image: nginx\n"), []);
+    assert_eq!(
+        lint(&format!(
+            "containers:\n- image: n@sha256:{}\n",
+            "1".repeat(64)
+        )),
+        []
+    );
+}
+
+#[test]
+fn compose_and_workflow_table() {
+    use Status::{Floating, Local, Templated};
+    assert_eq!(
+        found(
+            FileKind::Compose,
+            "services:\n  a:\n    image: n:1\n    build: .\n  b:\n    image: m:1\nother:\n  image: x:1\n"
+        ),
+        vec![
+            (3, 12, Local, "n:1".into()),
+            (6, 12, Floating, "m:1".into())
+        ]
+    );
+    assert_eq!(
+        found(
+            FileKind::Workflow,
+            "jobs:\n  a:\n    container: n:1\n    steps:\n      - uses: docker://m:1\n      - uses: actions/checkout@v4\n  b:\n    container:\n      image: ${{ x }}\n"
+        ),
+        vec![
+            (3, 16, Floating, "n:1".into()),
+            (5, 24, Floating, "m:1".into()),
+            (9, 14, Templated, "${{ x }}".into())
+        ]
+    );
+    assert_eq!(
+        found(
+            FileKind::Workflow,
+            "runs:\n  using: docker\n  image: Dockerfile\n"
+        ),
+        vec![]
+    );
+}
+
+#[test]
+fn helm_template_table() {
+    use Status::{Floating, Templated};
+    let cases = [
+        (
+            "image: {{ .Values.image }}\n",
+            one(1, 8, Templated, "{{ .Values.image }}"),
+        ),
+        (
+            "{{- if .x }}\nimage: a:1\n{{- else }}\nimage: b:1\n{{- end }}\n",
+            vec![
+                (2, 8, Floating, "a:1".into()),
+                (4, 8, Floating, "b:1".into()),
+            ],
+        ),
+        (
+            "x:\n  {{- include \"l\" . | nindent 2 }}\n  image: \"{{ .R }}/a:1\"\n",
+            one(3, 11, Templated, "{{ .R }}/a:1"),
+        ),
+        (
+            "a: \"unterminated {{ .x }}\nimage: n:1\n",
+            one(2, 8, Floating, "n:1"),
+        ),
+        (
+            "{{/* image: commented:1 */}}\nimage: n:1\n",
+            one(2, 8, Floating, "n:1"),
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(found(FileKind::HelmTemplate, text), expected, "{text:?}");
+    }
+}
+
+#[test]
+fn dockerfile_table() {
+    use Status::{Floating, Ignored, Local, Templated};
+    let cases = [
+        ("FROM n:1\n", one(1, 6, Floating, "n:1")),
+        (
+            "from --platform=$P n:1 as b\nFROM b\n",
+            vec![(1, 20, Floating, "n:1".into()), (2, 6, Local, "b".into())],
+        ),
+        ("FROM $BASE\n", one(1, 6, Templated, "$BASE")),
+        ("FROM n:1\n# syntax=x:1\n", one(1, 6, Floating, "n:1")),
+        ("FROM a\\\n  :1\n", vec![(1, 6, Floating, "a".into())]),
+        (
+            "COPY --from=1 a b\nCOPY --chown=1 --from=n:1 a b\n",
+            vec![(1, 13, Local, "1".into()), (2, 23, Floating, "n:1".into())],
+        ),
+        (
+            "RUN --mount=type=bind,from=n:1,target=/x true\n",
+            one(1, 28, Floating, "n:1"),
+        ),
+        ("# tagpin:ignore\nFROM n:1\n", one(2, 6, Ignored, "n:1")),
+        ("RUN <<EOF\nFROM n:1\nEOF\n", vec![]),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(found(FileKind::Dockerfile, text), expected, "{text:?}");
+    }
+}
+
+#[test]
+fn shell_table() {
+    use Status::{Floating, Ignored};
+    let cases = [
+        (
+            "kind create cluster --image=kindest/node:v1\n",
+            one(1, 29, Floating, "kindest/node:v1"),
+        ),
+        ("kubectl run x --image 'n:1'\n", one(1, 24, Floating, "n:1")),
+        ("kubectl run x --image=$IMG\n", vec![]),
+        ("x --image=\"$R/n:1\"\n", vec![]),
+        (
+            "  - image: n:1 # tagpin:ignore\n",
+            one(1, 12, Ignored, "n:1"),
+        ),
+        ("# image: n:1\n", vec![]),
+        ("echo image: n:1\n", vec![]),
+        ("--images=n:1\n", vec![]),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(found(FileKind::Shell, text), expected, "{text:?}");
+    }
+}
+
+#[test]
+fn syntax_errors_render_with_the_position() {
+    let errors: Vec<String> = [
+        "a: \"unterminated\nimage: n:1\n",
+        "a: {image: n:1\n",
+        "image: b\n  c: d\n",
+    ]
+    .iter()
+    .map(|text| {
+        scan(Path::new("charts/values.yaml"), FileKind::Yaml, text)
+            .unwrap_err()
+            .to_string()
+    })
+    .collect();
+    insta::assert_snapshot!(errors.join("\n"), @r"
+    charts/values.yaml:1:4: unterminated quoted scalar
+    charts/values.yaml:1:4: unterminated flow collection
+    charts/values.yaml:2:3: mapping values are not allowed here
+    ");
+}
