@@ -1,0 +1,155 @@
+//! Command-line flags, as clap parses them. Nothing here decides anything: the settings step
+//! (`settings.rs`) merges these flags with the environment and the config file.
+
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::mirror::MirrorFlag;
+
+/// Pin container image references to digests.
+///
+/// tagpin finds every image reference in a repository (Kubernetes and Helm YAML, compose files,
+/// GitHub workflows, Dockerfiles, shell scripts) and reports the floating ones: tags without a
+/// digest, which do not record what runs.
+#[derive(Debug, Parser)]
+#[command(name = "tagpin", version, max_term_width = 100)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every command accepts, before or after the command name.
+#[derive(Debug, Default, Args)]
+pub struct GlobalArgs {
+    /// Config file to use instead of `.tagpin.yaml` in the first PATH or the current directory.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Resolve REGISTRY's images at a mirror (repeatable), e.g. `quay.io=127.0.0.1:5000/quay.io`.
+    #[arg(
+        long = "mirror",
+        global = true,
+        value_name = "REGISTRY=HOST[:PORT][/PREFIX]"
+    )]
+    pub mirrors: Vec<MirrorFlag>,
+
+    /// Registry requests in flight at once (commands that resolve tags).
+    #[arg(long, global = true, value_name = "N")]
+    pub concurrency: Option<NonZeroUsize>,
+
+    /// Say more on stderr (repeatable): `-v` lists skipped files.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
+    pub verbose: u8,
+
+    /// Say nothing on stderr but errors.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+
+    /// When to color output.
+    #[arg(long, global = true, value_enum, value_name = "WHEN")]
+    pub color: Option<ColorChoice>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List every image reference found, with its status.
+    Scan(ScanArgs),
+    /// Fail (exit 1) when a floating reference is not ignored or a file could not be read.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    /// Files or directories to scan (directories are walked, respecting `.gitignore`).
+    #[arg(value_name = "PATH", default_value = ".")]
+    pub paths: Vec<PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ScanFormat::Text)]
+    pub format: ScanFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Files or directories to check (directories are walked, respecting `.gitignore`).
+    #[arg(value_name = "PATH", default_value = ".")]
+    pub paths: Vec<PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
+
+    /// Also resolve pinned references and fail on stale or missing digests (not available yet).
+    #[arg(long)]
+    pub online: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ScanFormat {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    Text,
+    Json,
+    /// GitHub Actions workflow commands (`::error file=…::…`).
+    Github,
+    /// SARIF 2.1.0, for code-scanning upload.
+    Sarif,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn global_flags_go_before_or_after_the_command() {
+        let before =
+            Cli::try_parse_from(["tagpin", "-q", "--color", "never", "scan", "a"]).unwrap();
+        let after = Cli::try_parse_from(["tagpin", "scan", "a", "-q", "--color=never"]).unwrap();
+        for cli in [before, after] {
+            assert!(cli.global.quiet);
+            assert_eq!(cli.global.color, Some(ColorChoice::Never));
+        }
+    }
+
+    #[test]
+    fn paths_default_to_the_current_directory() {
+        let cli = Cli::try_parse_from(["tagpin", "check", "--format", "sarif"]).unwrap();
+        let Command::Check(check) = cli.command else {
+            panic!("not check");
+        };
+        assert_eq!(check.paths, [PathBuf::from(".")]);
+        assert_eq!(check.format, CheckFormat::Sarif);
+    }
+
+    #[test]
+    fn scan_has_no_github_format() {
+        assert!(Cli::try_parse_from(["tagpin", "scan", "--format", "github"]).is_err());
+    }
+
+    #[test]
+    fn verbose_and_quiet_conflict() {
+        assert!(Cli::try_parse_from(["tagpin", "scan", "-v", "-q"]).is_err());
+    }
+}

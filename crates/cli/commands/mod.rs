@@ -1,0 +1,178 @@
+//! The commands. Each takes its arguments and the settings and returns data; printing is the
+//! printer's job (`crate::printer`), exit codes are `main`'s.
+
+pub mod check;
+pub mod scan;
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use serde::Serialize;
+use tagpin_formats::{FileKind, Finding};
+
+use crate::read::{self, Contents};
+use crate::settings::Settings;
+use crate::walk::{self, Visit};
+
+/// A file that was read and scanned, with its findings (the config's `ignore` applied).
+#[derive(Debug)]
+pub struct ScannedFile {
+    /// Where it was read from.
+    #[expect(
+        dead_code,
+        reason = "read by `pin`, which rewrites the file; it comes later"
+    )]
+    pub path: PathBuf,
+    /// How it is shown: relative to the PATH given (see `walk::DisplayPaths`).
+    pub display: String,
+    #[expect(dead_code, reason = "read by `pin`, which comes later")]
+    pub kind: FileKind,
+    pub findings: Vec<Finding>,
+}
+
+/// A file that could not be read or parsed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FileError {
+    pub path: String,
+    pub message: String,
+}
+
+/// A file that was not scanned, and not because of an error: an empty file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    pub path: String,
+    pub reason: String,
+}
+
+/// Everything found under the PATHs given, sorted by path.
+#[derive(Debug, Default)]
+pub struct Collected {
+    /// Files with at least one finding (files without any are only counted).
+    pub files: Vec<ScannedFile>,
+    /// How many files were scanned.
+    pub files_scanned: usize,
+    pub errors: Vec<FileError>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// Every PATH must exist: a missing one is a usage error (a typo), not a finding.
+pub fn check_paths(paths: &[PathBuf]) -> anyhow::Result<()> {
+    for path in paths {
+        if let Err(error) = std::fs::symlink_metadata(path) {
+            anyhow::bail!("cannot read PATH `{}`: {error}", path.display());
+        }
+    }
+    Ok(())
+}
+
+/// Walks `paths`, reads and scans every file tagpin knows, in parallel.
+pub fn collect(paths: &[PathBuf], settings: &Settings) -> Collected {
+    let collected = Mutex::new(Collected::default());
+    walk::walk(paths, &settings.paths, &|visit| {
+        let outcome = match visit {
+            Visit::File(candidate) => {
+                scan_file(candidate.path, candidate.display, candidate.kind, settings)
+            }
+            Visit::Error { display, message } => Outcome::Error(FileError {
+                path: display,
+                message,
+            }),
+        };
+        let mut collected = collected.lock().expect("no panics while holding the lock");
+        match outcome {
+            Outcome::Scanned(file) => {
+                collected.files_scanned += 1;
+                if !file.findings.is_empty() {
+                    collected.files.push(file);
+                }
+            }
+            Outcome::Error(error) => collected.errors.push(error),
+            Outcome::Skipped(skipped) => collected.skipped.push(skipped),
+        }
+    });
+    let mut collected = collected
+        .into_inner()
+        .expect("no panics while holding the lock");
+    collected.files.sort_by(|a, b| a.display.cmp(&b.display));
+    for file in &mut collected.files {
+        file.findings
+            .sort_by_key(|finding| (finding.line, finding.column));
+    }
+    collected
+        .errors
+        .sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
+    collected.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    collected
+}
+
+enum Outcome {
+    Scanned(ScannedFile),
+    Error(FileError),
+    Skipped(Skipped),
+}
+
+thread_local! {
+    /// Each walker thread reads every file into the same buffer.
+    static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn scan_file(path: PathBuf, display: String, kind: FileKind, settings: &Settings) -> Outcome {
+    BUFFER.with_borrow_mut(|buffer| scan_file_with(path, display, kind, settings, buffer))
+}
+
+fn scan_file_with(
+    path: PathBuf,
+    display: String,
+    kind: FileKind,
+    settings: &Settings,
+    buffer: &mut Vec<u8>,
+) -> Outcome {
+    let text = match read::read(&path, buffer) {
+        Ok(Contents::Text(text)) => text,
+        Ok(Contents::Empty) => {
+            return Outcome::Skipped(Skipped {
+                path: display,
+                reason: "empty file".to_owned(),
+            });
+        }
+        Err(error) => {
+            return Outcome::Error(FileError {
+                path: display,
+                message: error.to_string(),
+            });
+        }
+    };
+    // The scanner's path rules look at parent directories: give it the whole path.
+    let rules_path = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
+    match tagpin_formats::scan(&rules_path, kind, text) {
+        Ok(mut findings) => {
+            settings.ignore.apply(&mut findings);
+            Outcome::Scanned(ScannedFile {
+                path,
+                display,
+                kind,
+                findings,
+            })
+        }
+        Err(error) => Outcome::Error(FileError {
+            path: display,
+            message: describe_scan_error(&error, kind),
+        }),
+    }
+}
+
+/// A scan error without the path, which the report shows beside it.
+fn describe_scan_error(error: &tagpin_formats::Error, kind: FileKind) -> String {
+    match error {
+        tagpin_formats::Error::Syntax {
+            line,
+            column,
+            message,
+            ..
+        } => format!(
+            "cannot parse as {}: {line}:{column}: {message}",
+            kind.name()
+        ),
+        other => other.to_string(),
+    }
+}

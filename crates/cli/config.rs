@@ -1,0 +1,208 @@
+//! The config file, `.tagpin.yaml`.
+//!
+//! Found, in this order: `--config FILE`, the `TAGPIN_CONFIG` variable, `.tagpin.yaml` in the
+//! first PATH when that is a directory, `.tagpin.yaml` in the current directory. A file named
+//! by the flag or the variable must exist; a discovered one is optional. Every key is optional;
+//! an unknown key is an error that names the key and the file. `config/tagpin.yaml` documents
+//! every key with its default, and `config/tagpin.schema.json` is its JSON schema.
+
+use std::collections::BTreeMap;
+use std::num::{NonZeroU64, NonZeroUsize};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde::Deserialize;
+
+/// The name of the config file tagpin looks for.
+pub const FILE_NAME: &str = ".tagpin.yaml";
+
+/// The config file's keys, exactly as `config/tagpin.schema.json` lists them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Globs of files to read, relative to the scanned root; empty means every file tagpin knows.
+    #[serde(default)]
+    pub include: Vec<String>,
+    /// Globs of files and directories to skip, relative to the scanned root.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// Reference patterns whose findings are reported as `ignored`: `ghcr.io/acme/*:dev`.
+    #[serde(default)]
+    pub ignore: Vec<String>,
+    /// Registry → `HOST[:PORT][/PREFIX]` to resolve that registry's images at.
+    #[serde(default)]
+    pub mirrors: BTreeMap<String, String>,
+    /// Registries (as `host[:port]`) reached over plain HTTP; loopback always is.
+    #[serde(default)]
+    pub insecure_registries: Vec<String>,
+    /// Registry requests in flight at once.
+    pub concurrency: Option<NonZeroUsize>,
+    /// Registry requests in flight at once per registry.
+    pub per_registry_concurrency: Option<NonZeroUsize>,
+    /// Timeout of one registry request, in seconds.
+    pub timeout_seconds: Option<NonZeroU64>,
+}
+
+/// A config file and where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadedConfig {
+    pub path: PathBuf,
+    pub config: Config,
+}
+
+impl Config {
+    /// Parses a config file's text; `path` is only for messages.
+    pub fn parse(text: &str) -> Result<Self, yaml_serde::Error> {
+        // An empty file, or one holding only comments, is an empty config.
+        let config: Option<Self> = yaml_serde::from_str(text)?;
+        Ok(config.unwrap_or_default())
+    }
+
+    /// Reads and parses the config file at `path`.
+    pub fn load(path: &Path) -> anyhow::Result<LoadedConfig> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config file `{}`", path.display()))?;
+        let config = Self::parse(&text)
+            .with_context(|| format!("invalid config file `{}`", path.display()))?;
+        Ok(LoadedConfig {
+            path: path.to_owned(),
+            config,
+        })
+    }
+}
+
+/// Where to look for a config file nobody named: the first PATH when it is a directory, then
+/// the current directory.
+pub fn discover(first_path: Option<&Path>) -> Option<PathBuf> {
+    let in_first = first_path
+        .filter(|path| path.is_dir())
+        .map(|dir| dir.join(FILE_NAME));
+    in_first
+        .into_iter()
+        .chain(std::iter::once(PathBuf::from(FILE_NAME)))
+        .find(|candidate| candidate.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    fn repo_file(path: &str) -> String {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    #[test]
+    fn parses_every_key() {
+        let config = Config::parse(
+            "include: ['charts/**']\n\
+             exclude: [vendor]\n\
+             ignore: ['ghcr.io/acme/*:dev']\n\
+             mirrors: {quay.io: '127.0.0.1:5000/quay.io'}\n\
+             insecure_registries: ['registry.lan:5000']\n\
+             concurrency: 16\n\
+             per_registry_concurrency: 4\n\
+             timeout_seconds: 10\n",
+        )
+        .unwrap();
+        assert_eq!(config.include, ["charts/**"]);
+        assert_eq!(config.exclude, ["vendor"]);
+        assert_eq!(config.ignore, ["ghcr.io/acme/*:dev"]);
+        assert_eq!(config.mirrors["quay.io"], "127.0.0.1:5000/quay.io");
+        assert_eq!(config.insecure_registries, ["registry.lan:5000"]);
+        assert_eq!(config.concurrency, NonZeroUsize::new(16));
+        assert_eq!(config.per_registry_concurrency, NonZeroUsize::new(4));
+        assert_eq!(config.timeout_seconds, NonZeroU64::new(10));
+    }
+
+    #[test]
+    fn empty_and_comment_only_files_are_empty_configs() {
+        for text in ["", "\n", "# nothing here\n", "\r\n# crlf\r\n"] {
+            assert_eq!(Config::parse(text).unwrap(), Config::default(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn crlf_files_parse_like_lf_files() {
+        let lf = "exclude:\n  - vendor\nignore:\n  - 'busybox'\n";
+        assert_eq!(
+            Config::parse(&lf.replace('\n', "\r\n")).unwrap(),
+            Config::parse(lf).unwrap()
+        );
+    }
+
+    #[test]
+    fn unknown_key_names_the_key_and_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        std::fs::write(&path, "exclude: [vendor]\nignroe: ['busybox']\n").unwrap();
+        let error = Config::load(&path).unwrap_err();
+        let rendered = format!("{error:#}").replace(&dir.path().display().to_string(), "<dir>");
+        insta::assert_snapshot!(rendered, @"invalid config file `<dir>/.tagpin.yaml`: unknown field `ignroe`, expected one of `include`, `exclude`, `ignore`, `mirrors`, `insecure_registries`, `concurrency`, `per_registry_concurrency`, `timeout_seconds` at line 2 column 1");
+    }
+
+    #[test]
+    fn wrong_types_are_errors() {
+        for text in [
+            "concurrency: 0\n",
+            "include: charts\n",
+            "timeout_seconds: -1\n",
+            "- a\n",
+        ] {
+            assert!(Config::parse(text).is_err(), "{text}");
+        }
+    }
+
+    #[test]
+    fn the_documented_default_file_parses() {
+        let config = Config::parse(&repo_file("config/tagpin.yaml")).unwrap();
+        assert_eq!(
+            config.concurrency,
+            NonZeroUsize::new(crate::settings::DEFAULT_CONCURRENCY)
+        );
+        assert_eq!(
+            config.per_registry_concurrency,
+            NonZeroUsize::new(crate::settings::DEFAULT_PER_REGISTRY_CONCURRENCY)
+        );
+        assert_eq!(
+            config.timeout_seconds,
+            NonZeroU64::new(crate::settings::DEFAULT_TIMEOUT_SECONDS)
+        );
+    }
+
+    /// The keys serde accepts, read from its own "expected one of" message.
+    fn accepted_keys() -> BTreeSet<String> {
+        let message = Config::parse("no_such_key: 1\n").unwrap_err().to_string();
+        let list = message
+            .split_once("expected one of ")
+            .expect("serde lists the expected keys")
+            .1;
+        list.split(", ")
+            .map(|key| key.split('`').nth(1).unwrap().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn the_schema_lists_exactly_the_keys_the_struct_accepts() {
+        let schema: serde_json::Value =
+            serde_json::from_str(&repo_file("config/tagpin.schema.json")).unwrap();
+        assert_eq!(schema["additionalProperties"], false);
+        let properties: BTreeSet<String> = schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        assert_eq!(properties, accepted_keys());
+    }
+
+    #[test]
+    fn the_default_file_sets_every_key_the_schema_lists() {
+        let defaults: BTreeMap<String, yaml_serde::Value> =
+            yaml_serde::from_str(&repo_file("config/tagpin.yaml")).unwrap();
+        let keys: BTreeSet<String> = defaults.into_keys().collect();
+        assert_eq!(keys, accepted_keys());
+    }
+}

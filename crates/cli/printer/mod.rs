@@ -1,0 +1,110 @@
+//! Rendering: the only place that writes to stdout and stderr.
+//!
+//! stdout carries data only (the table, the JSON document, annotations, SARIF); errors, notes
+//! and summaries go to stderr. Writes go through locked handles with `writeln!`; a broken pipe
+//! comes back as an error that `main` does not report.
+
+mod github;
+mod sarif;
+mod text;
+
+use std::io::{self, IsTerminal as _, Write};
+
+use crate::args::{CheckFormat, ScanFormat};
+use crate::commands::check::CheckReport;
+use crate::commands::scan::ScanReport;
+use crate::settings::{Settings, Verbosity};
+
+/// How the printer writes, decided from the settings once.
+#[derive(Clone, Copy, Debug)]
+pub struct Printer {
+    stdout_color: bool,
+    stderr_color: bool,
+    verbosity: Verbosity,
+}
+
+impl Printer {
+    pub fn new(settings: &Settings) -> Self {
+        Self {
+            stdout_color: settings.colors(io::stdout().is_terminal()),
+            stderr_color: settings.colors(io::stderr().is_terminal()),
+            verbosity: settings.verbosity,
+        }
+    }
+
+    /// A printer for errors that happen before the settings exist.
+    pub fn plain() -> Self {
+        Self {
+            stdout_color: false,
+            stderr_color: false,
+            verbosity: Verbosity::Normal,
+        }
+    }
+
+    pub fn scan(self, report: &ScanReport, format: ScanFormat) -> io::Result<()> {
+        // Buffered: a locked stdout flushes every line, one system call each.
+        let mut stdout = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+        let mut stderr = io::stderr().lock();
+        let diagnostics = text::Diagnostics {
+            verbosity: self.verbosity,
+            color: self.stderr_color,
+        };
+        match format {
+            ScanFormat::Text => {
+                text::scan_table(&mut stdout, report, self.stdout_color)?;
+                stdout.flush()?;
+                diagnostics.files(&mut stderr, &report.errors, &report.skipped)?;
+                diagnostics.scan_summary(&mut stderr, report)
+            }
+            ScanFormat::Json => {
+                write_json(&mut stdout, report)?;
+                stdout.flush()?;
+                diagnostics.files(&mut stderr, &report.errors, &report.skipped)
+            }
+        }
+    }
+
+    pub fn check(self, report: &CheckReport, format: CheckFormat) -> io::Result<()> {
+        // Buffered: a locked stdout flushes every line, one system call each.
+        let mut stdout = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+        let mut stderr = io::stderr().lock();
+        let diagnostics = text::Diagnostics {
+            verbosity: self.verbosity,
+            color: self.stderr_color,
+        };
+        match format {
+            CheckFormat::Text => text::check_lines(&mut stdout, report, self.stdout_color)?,
+            CheckFormat::Json => write_json(&mut stdout, report)?,
+            CheckFormat::Github => github::check(&mut stdout, report)?,
+            CheckFormat::Sarif => write_json(&mut stdout, &sarif::check(report))?,
+        }
+        stdout.flush()?;
+        diagnostics.files(&mut stderr, &report.errors, &report.skipped)?;
+        diagnostics.check_summary(&mut stderr, report)
+    }
+
+    /// With `-v`: which config file is in use.
+    pub fn config_note(self, config_file: Option<&std::path::Path>) {
+        if self.verbosity == Verbosity::Verbose {
+            let mut stderr = io::stderr().lock();
+            let _ = match config_file {
+                Some(path) => writeln!(stderr, "note: config file: {}", path.display()),
+                None => writeln!(stderr, "note: no config file"),
+            };
+        }
+    }
+
+    /// Writes `error: …` and its causes to stderr.
+    pub fn error(self, error: &anyhow::Error) {
+        // Nothing is left to tell the user if stderr itself fails.
+        let _ = text::error(&mut io::stderr().lock(), error, self.stderr_color);
+    }
+}
+
+fn write_json(out: &mut impl Write, value: &impl serde::Serialize) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value)?;
+    writeln!(out)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,240 @@
+//! Text output: the scan table, check's one line per floating reference, diagnostics.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use tagpin_formats::Status;
+
+use crate::commands::check::CheckReport;
+use crate::commands::scan::ScanReport;
+use crate::commands::{FileError, Skipped};
+use crate::settings::Verbosity;
+
+const RED: &str = "\x1b[31m";
+const YELLOW: &str = "\x1b[33m";
+const BOLD: &str = "\x1b[1m";
+const DIM: &str = "\x1b[2m";
+const RESET: &str = "\x1b[0m";
+
+fn paint(text: &str, style: &str, color: bool) -> String {
+    if color {
+        format!("{style}{text}{RESET}")
+    } else {
+        text.to_owned()
+    }
+}
+
+fn status_style(status: Status) -> &'static str {
+    match status {
+        Status::Floating => YELLOW,
+        Status::Pinned | Status::DigestOnly => "",
+        Status::Templated | Status::Local | Status::Ignored => DIM,
+    }
+}
+
+fn status_name(status: Status) -> &'static str {
+    match status {
+        Status::Floating => "floating",
+        Status::Pinned => "pinned",
+        Status::DigestOnly => "digest-only",
+        Status::Templated => "templated",
+        Status::Local => "local",
+        Status::Ignored => "ignored",
+    }
+}
+
+/// `LOCATION  STATUS  KIND  REFERENCE`, one reference a line, aligned.
+pub fn scan_table(out: &mut impl Write, report: &ScanReport, color: bool) -> io::Result<()> {
+    if report.references.is_empty() {
+        return Ok(());
+    }
+    let locations: Vec<String> = report
+        .references
+        .iter()
+        .map(|r| format!("{}:{}:{}", r.path, r.line, r.column))
+        .collect();
+    let location_width = locations.iter().map(String::len).max().unwrap_or(0).max(8);
+    let status_width = "digest-only".len();
+    let kind_width = "helm-template".len();
+    let header = format!(
+        "{:location_width$}  {:status_width$}  {:kind_width$}  REFERENCE",
+        "LOCATION", "STATUS", "KIND"
+    );
+    writeln!(out, "{}", paint(&header, BOLD, color))?;
+    for (location, reference) in locations.iter().zip(&report.references) {
+        let status = format!("{:status_width$}", status_name(reference.status));
+        writeln!(
+            out,
+            "{location:location_width$}  {}  {:kind_width$}  {}",
+            paint(&status, status_style(reference.status), color),
+            reference.kind.name(),
+            reference.text,
+        )?;
+    }
+    Ok(())
+}
+
+/// `path:line:column: floating image reference TEXT`, then the warnings.
+pub fn check_lines(out: &mut impl Write, report: &CheckReport, color: bool) -> io::Result<()> {
+    for reference in report.floating() {
+        writeln!(
+            out,
+            "{}:{}:{}: {} {}",
+            reference.path,
+            reference.line,
+            reference.column,
+            paint("floating image reference", YELLOW, color),
+            reference.text
+        )?;
+    }
+    for reference in report.warned() {
+        for warning in &reference.warnings {
+            writeln!(
+                out,
+                "{}:{}:{}: {}: {}: {}",
+                reference.path,
+                reference.line,
+                reference.column,
+                paint("warning", YELLOW, color),
+                reference.text,
+                warning.message
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// What goes to stderr beside the data.
+pub struct Diagnostics {
+    pub verbosity: Verbosity,
+    pub color: bool,
+}
+
+impl Diagnostics {
+    /// Files that could not be read (always), files skipped (with `-v`).
+    pub fn files(
+        &self,
+        out: &mut impl Write,
+        errors: &[FileError],
+        skipped: &[Skipped],
+    ) -> io::Result<()> {
+        for error in errors {
+            writeln!(
+                out,
+                "{}: {}: {}",
+                paint("error", RED, self.color),
+                error.path,
+                error.message
+            )?;
+        }
+        if self.verbosity == Verbosity::Verbose {
+            for skipped in skipped {
+                writeln!(out, "note: {}: skipped: {}", skipped.path, skipped.reason)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn scan_summary(&self, out: &mut impl Write, report: &ScanReport) -> io::Result<()> {
+        if self.verbosity == Verbosity::Quiet {
+            return Ok(());
+        }
+        let mut line = format!(
+            "{} in {}",
+            plural(report.references.len(), "reference"),
+            plural(report.files_scanned, "file")
+        );
+        let counts: Vec<String> = [
+            Status::Floating,
+            Status::Pinned,
+            Status::DigestOnly,
+            Status::Templated,
+            Status::Local,
+            Status::Ignored,
+        ]
+        .into_iter()
+        .filter_map(|status| {
+            let n = report.count(status);
+            (n > 0).then(|| format!("{n} {}", status_name(status)))
+        })
+        .collect();
+        if !counts.is_empty() {
+            let _ = write!(line, " ({})", counts.join(", "));
+        }
+        self.tail(&mut line, report.errors.len(), report.skipped.len());
+        writeln!(out, "{line}")
+    }
+
+    pub fn check_summary(&self, out: &mut impl Write, report: &CheckReport) -> io::Result<()> {
+        if self.verbosity == Verbosity::Quiet && report.summary.passed {
+            return Ok(());
+        }
+        let summary = &report.summary;
+        let mut problems = Vec::new();
+        if summary.floating > 0 {
+            problems.push(plural(summary.floating, "floating reference"));
+        }
+        if summary.errors > 0 {
+            problems.push(format!("{} not checked", plural(summary.errors, "file")));
+        }
+        let mut line = if summary.passed {
+            format!(
+                "check passed: no floating references ({} in {}",
+                plural(summary.references, "reference"),
+                plural(summary.files, "file")
+            )
+        } else {
+            format!(
+                "{}: {} ({} in {}",
+                paint("check failed", RED, self.color),
+                problems.join(", "),
+                plural(summary.references, "reference"),
+                plural(summary.files, "file")
+            )
+        };
+        if summary.ignored > 0 {
+            let _ = write!(line, ", {} ignored", summary.ignored);
+        }
+        line.push(')');
+        if summary.warnings > 0 {
+            let _ = write!(line, "; {}", plural(summary.warnings, "warning"));
+        }
+        if !report.skipped.is_empty() && self.verbosity != Verbosity::Verbose {
+            let _ = write!(
+                line,
+                "; {} skipped (-v lists them)",
+                plural(report.skipped.len(), "file")
+            );
+        }
+        writeln!(out, "{line}")
+    }
+
+    fn tail(&self, line: &mut String, errors: usize, skipped: usize) {
+        if errors > 0 {
+            let _ = write!(line, "; {} not read", plural(errors, "file"));
+        }
+        if skipped > 0 {
+            let _ = write!(line, "; {} skipped", plural(skipped, "file"));
+            if self.verbosity != Verbosity::Verbose {
+                line.push_str(" (-v lists them)");
+            }
+        }
+    }
+}
+
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// `error: …`, then each cause on its own line.
+pub fn error(out: &mut impl Write, error: &anyhow::Error, color: bool) -> io::Result<()> {
+    writeln!(out, "{}: {error}", paint("error", RED, color))?;
+    for cause in error.chain().skip(1) {
+        writeln!(out, "  caused by: {cause}")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,152 @@
+//! Reading a file's text, with the checks that decide whether tagpin can scan it.
+//!
+//! A file that cannot be read, is over [`MAX_FILE_SIZE`], holds a NUL byte (binary) or is not
+//! UTF-8 is an error: it is reported with its path and the run goes on, and `check` fails
+//! because it cannot vouch for that file (exclude it in the config to accept that).
+//!
+//! An empty file is *not* an error: it holds no reference, so there is nothing to vouch for.
+//! It is reported as skipped (`skipped` in JSON, a note with `-v`), so a run over an empty
+//! placeholder file passes.
+
+use std::fmt;
+use std::io::Read as _;
+use std::path::Path;
+
+/// Files larger than this are not read: 10 MiB.
+pub const MAX_FILE_SIZE: u64 = 10 * 1024 * 1024;
+
+/// Why a file was not scanned.
+#[derive(Debug)]
+pub enum ReadError {
+    Io(std::io::Error),
+    TooLarge { size: u64 },
+    Binary { offset: usize },
+    NotUtf8 { offset: usize },
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Io(error) => write!(f, "cannot read: {error}"),
+            Self::TooLarge { size } => write!(
+                f,
+                "not read: {size} bytes is over the {} MiB limit",
+                MAX_FILE_SIZE / 1024 / 1024
+            ),
+            Self::Binary { offset } => {
+                write!(f, "not read: binary file (NUL byte at byte {offset})")
+            }
+            Self::NotUtf8 { offset } => {
+                write!(f, "not read: not UTF-8 (invalid byte at byte {offset})")
+            }
+        }
+    }
+}
+
+/// What reading a file gave.
+#[derive(Debug)]
+pub enum Contents<'a> {
+    Text(&'a str),
+    /// Nothing to scan: zero bytes.
+    Empty,
+}
+
+/// Reads the file at `path` as UTF-8 text into `buffer`, which is cleared first. Reusing one
+/// buffer per thread spares an allocation, and the page faults that come with it, per file.
+pub fn read<'a>(path: &Path, buffer: &'a mut Vec<u8>) -> Result<Contents<'a>, ReadError> {
+    buffer.clear();
+    let file = std::fs::File::open(path).map_err(ReadError::Io)?;
+    // The size a file claims can be wrong (files in /proc say 0): read at most one byte past
+    // the limit to tell "at the limit" from "over it".
+    file.take(MAX_FILE_SIZE + 1)
+        .read_to_end(buffer)
+        .map_err(ReadError::Io)?;
+    let size = buffer.len() as u64;
+    if size > MAX_FILE_SIZE {
+        // Keep the whole file's size for the message when the system knows it.
+        let size = std::fs::metadata(path).map_or(size, |metadata| metadata.len().max(size));
+        buffer.clear();
+        buffer.shrink_to(1024 * 1024);
+        return Err(ReadError::TooLarge { size });
+    }
+    decode(buffer)
+}
+
+/// The checks on a file's bytes.
+pub fn decode(bytes: &[u8]) -> Result<Contents<'_>, ReadError> {
+    if bytes.is_empty() {
+        return Ok(Contents::Empty);
+    }
+    if let Some(offset) = memchr::memchr(0, bytes) {
+        return Err(ReadError::Binary { offset });
+    }
+    std::str::from_utf8(bytes)
+        .map(Contents::Text)
+        .map_err(|error| ReadError::NotUtf8 {
+            offset: error.valid_up_to(),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decode_table() {
+        for (bytes, expected) in [
+            (&b""[..], "empty"),
+            (b"image: nginx\n", "text"),
+            (b"image: nginx\r\n", "text"),
+            ("\u{feff}image: caf\u{e9}\n".as_bytes(), "text"),
+            (b"image: a\0b", "not read: binary file (NUL byte at byte 8)"),
+            (
+                b"image: caf\xe9\n",
+                "not read: not UTF-8 (invalid byte at byte 10)",
+            ),
+        ] {
+            let got = match decode(bytes) {
+                Ok(Contents::Empty) => "empty".to_owned(),
+                Ok(Contents::Text(_)) => "text".to_owned(),
+                Err(error) => error.to_string(),
+            };
+            assert_eq!(got, expected, "{bytes:?}");
+        }
+    }
+
+    #[test]
+    fn large_files_are_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.yaml");
+        let file = std::fs::File::create(&path).unwrap();
+        file.set_len(MAX_FILE_SIZE + 1).unwrap();
+        let mut buffer = Vec::new();
+        let error = read(&path, &mut buffer).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "not read: {} bytes is over the 10 MiB limit",
+                MAX_FILE_SIZE + 1
+            )
+        );
+        std::fs::File::create(&path)
+            .unwrap()
+            .set_len(MAX_FILE_SIZE)
+            .unwrap();
+        assert!(matches!(
+            read(&path, &mut buffer),
+            Err(ReadError::Binary { offset: 0 })
+        ));
+        std::fs::write(&path, "image: nginx\n").unwrap();
+        assert!(matches!(
+            read(&path, &mut buffer),
+            Ok(Contents::Text("image: nginx\n"))
+        ));
+    }
+
+    #[test]
+    fn missing_files_are_io_errors() {
+        let error = read(Path::new("/nonexistent/x.yaml"), &mut Vec::new()).unwrap_err();
+        assert!(matches!(error, ReadError::Io(_)));
+        assert!(error.to_string().starts_with("cannot read: "), "{error}");
+    }
+}

@@ -1,0 +1,500 @@
+//! Settings: what a run uses, merged from flags, the environment and the config file.
+//!
+//! Precedence, highest first: **command-line flags > environment variables > config file >
+//! defaults**. Setting by setting:
+//!
+//! | setting | flag | environment | config key | default |
+//! |---|---|---|---|---|
+//! | config file | `--config FILE` | `TAGPIN_CONFIG` | — | `.tagpin.yaml` in the first PATH (a directory), else in the current directory, else none |
+//! | color | `--color WHEN` | `TAGPIN_COLOR`, then `NO_COLOR` (set and non-empty: `never`) | — | `auto` (color when the stream is a terminal) |
+//! | mirrors | `--mirror R=H` (repeatable) | `TAGPIN_MIRRORS` (`R=H,R=H`) | `mirrors` | none |
+//! | concurrency | `--concurrency N` | `TAGPIN_CONCURRENCY` | `concurrency` | 8 |
+//! | per-registry concurrency | — | — | `per_registry_concurrency` | 4 |
+//! | request timeout | — | — | `timeout_seconds` | 30 |
+//! | insecure registries | — | — | `insecure_registries` | none |
+//! | include / exclude / ignore | — | — | `include`, `exclude`, `ignore` | none |
+//! | verbosity | `-v`, `-q` | — | — | normal |
+//!
+//! Mirrors merge per registry: a flag replaces the variable's entry for the same registry,
+//! which replaces the config file's. An environment variable set to the empty string counts
+//! as unset. An invalid value anywhere is an error naming where it came from (exit code 2).
+
+use std::collections::BTreeMap;
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+
+use crate::args::{ColorChoice, GlobalArgs};
+use crate::config::{self, Config, LoadedConfig};
+use crate::filter::{IgnorePatterns, PathFilter};
+use crate::mirror::{MirrorEndpoint, MirrorFlag};
+
+/// Every environment variable tagpin reads.
+pub mod env {
+    /// A config file to use, like `--config`.
+    pub const CONFIG: &str = "TAGPIN_CONFIG";
+    /// `auto`, `always` or `never`, like `--color`.
+    pub const COLOR: &str = "TAGPIN_COLOR";
+    /// Comma-separated `REGISTRY=HOST[:PORT][/PREFIX]`, like repeated `--mirror` flags.
+    pub const MIRRORS: &str = "TAGPIN_MIRRORS";
+    /// Registry requests in flight at once, like `--concurrency`.
+    pub const CONCURRENCY: &str = "TAGPIN_CONCURRENCY";
+    /// <https://no-color.org>: when set and not empty, no color unless `--color` or
+    /// `TAGPIN_COLOR` asks for it.
+    pub const NO_COLOR: &str = "NO_COLOR";
+}
+
+pub const DEFAULT_CONCURRENCY: usize = 8;
+pub const DEFAULT_PER_REGISTRY_CONCURRENCY: usize = 4;
+pub const DEFAULT_TIMEOUT_SECONDS: u64 = 30;
+
+/// Where environment variables come from: the process, or a table in tests.
+pub trait Environment {
+    fn var(&self, name: &str) -> Option<String>;
+}
+
+/// The process environment.
+pub struct ProcessEnvironment;
+
+impl Environment for ProcessEnvironment {
+    fn var(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok()
+    }
+}
+
+impl Environment for BTreeMap<&str, &str> {
+    fn var(&self, name: &str) -> Option<String> {
+        self.get(name).map(|value| (*value).to_owned())
+    }
+}
+
+fn non_empty(env: &impl Environment, name: &str) -> Option<String> {
+    env.var(name).filter(|value| !value.is_empty())
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verbosity {
+    Quiet,
+    Normal,
+    Verbose,
+}
+
+/// Everything a command needs to know about how to run, decided once.
+#[derive(Debug)]
+pub struct Settings {
+    /// The config file that was read, if any.
+    pub config_file: Option<PathBuf>,
+    pub paths: PathFilter,
+    pub ignore: IgnorePatterns,
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "registry settings: read by `pin` and `check --online`, which come later"
+        )
+    )]
+    pub mirrors: BTreeMap<String, MirrorEndpoint>,
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "registry settings: read by `pin` and `check --online`, which come later"
+        )
+    )]
+    pub insecure_registries: Vec<String>,
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "registry settings: read by `pin` and `check --online`, which come later"
+        )
+    )]
+    pub concurrency: NonZeroUsize,
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "registry settings: read by `pin` and `check --online`, which come later"
+        )
+    )]
+    pub per_registry_concurrency: NonZeroUsize,
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "registry settings: read by `pin` and `check --online`, which come later"
+        )
+    )]
+    pub timeout: Duration,
+    pub color: ColorChoice,
+    pub verbosity: Verbosity,
+}
+
+impl Settings {
+    /// Finds and reads the config file, then merges it with `flags` and `env`.
+    pub fn load(
+        flags: &GlobalArgs,
+        env: &impl Environment,
+        first_path: Option<&Path>,
+    ) -> anyhow::Result<Self> {
+        let named = flags
+            .config
+            .clone()
+            .or_else(|| non_empty(env, env::CONFIG).map(PathBuf::from));
+        let config = match named.or_else(|| config::discover(first_path)) {
+            Some(path) => Some(Config::load(&path)?),
+            None => None,
+        };
+        Self::merge(flags, env, config)
+    }
+
+    /// Merges flags, environment and a config file, in that order of precedence.
+    pub fn merge(
+        flags: &GlobalArgs,
+        env: &impl Environment,
+        config: Option<LoadedConfig>,
+    ) -> anyhow::Result<Self> {
+        let (config_file, config) = match config {
+            Some(LoadedConfig { path, config }) => (Some(path), config),
+            None => (None, Config::default()),
+        };
+        let in_config = |key: &str| match &config_file {
+            Some(path) => format!("`{key}` in config file `{}`", path.display()),
+            None => format!("`{key}`"),
+        };
+
+        let color = match (flags.color, non_empty(env, env::COLOR)) {
+            (Some(color), _) => color,
+            (None, Some(value)) => match value.as_str() {
+                "auto" => ColorChoice::Auto,
+                "always" => ColorChoice::Always,
+                "never" => ColorChoice::Never,
+                other => bail!(
+                    "invalid value `{other}` for {}: expected auto, always or never",
+                    env::COLOR
+                ),
+            },
+            (None, None) if non_empty(env, env::NO_COLOR).is_some() => ColorChoice::Never,
+            (None, None) => ColorChoice::Auto,
+        };
+
+        let mut mirrors = BTreeMap::new();
+        for (registry, endpoint) in &config.mirrors {
+            let endpoint = endpoint
+                .parse::<MirrorEndpoint>()
+                .map_err(anyhow::Error::msg)
+                .with_context(|| {
+                    format!("invalid mirror for `{registry}`, {}", in_config("mirrors"))
+                })?;
+            mirrors.insert(registry.clone(), endpoint);
+        }
+        if let Some(value) = non_empty(env, env::MIRRORS) {
+            for item in value
+                .split(',')
+                .map(str::trim)
+                .filter(|item| !item.is_empty())
+            {
+                let flag = item
+                    .parse::<MirrorFlag>()
+                    .map_err(anyhow::Error::msg)
+                    .with_context(|| format!("invalid mirror in {}", env::MIRRORS))?;
+                mirrors.insert(flag.registry, flag.endpoint);
+            }
+        }
+        for flag in &flags.mirrors {
+            mirrors.insert(flag.registry.clone(), flag.endpoint.clone());
+        }
+
+        let concurrency = match (flags.concurrency, non_empty(env, env::CONCURRENCY)) {
+            (Some(n), _) => n,
+            (None, Some(value)) => value.parse().map_err(|_| {
+                anyhow::anyhow!(
+                    "invalid value `{value}` for {}: expected a whole number of at least 1",
+                    env::CONCURRENCY
+                )
+            })?,
+            (None, None) => config
+                .concurrency
+                .unwrap_or(NonZeroUsize::new(DEFAULT_CONCURRENCY).expect("non-zero")),
+        };
+
+        let verbosity = match (flags.quiet, flags.verbose) {
+            (true, _) => Verbosity::Quiet,
+            (false, 0) => Verbosity::Normal,
+            (false, _) => Verbosity::Verbose,
+        };
+
+        Ok(Self {
+            paths: PathFilter::new(&config.include, &config.exclude)
+                .with_context(|| in_config("include/exclude"))?,
+            ignore: IgnorePatterns::new(&config.ignore).with_context(|| in_config("ignore"))?,
+            config_file,
+            mirrors,
+            insecure_registries: config.insecure_registries,
+            concurrency,
+            per_registry_concurrency: config
+                .per_registry_concurrency
+                .unwrap_or(NonZeroUsize::new(DEFAULT_PER_REGISTRY_CONCURRENCY).expect("non-zero")),
+            timeout: Duration::from_secs(
+                config
+                    .timeout_seconds
+                    .map_or(DEFAULT_TIMEOUT_SECONDS, std::num::NonZeroU64::get),
+            ),
+            color,
+            verbosity,
+        })
+    }
+
+    /// Whether to color a stream, given whether it is a terminal.
+    pub fn colors(&self, is_terminal: bool) -> bool {
+        match self.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => is_terminal,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Vars<'a> = &'a [(&'a str, &'a str)];
+    type Case<'a> = (
+        GlobalArgs,
+        BTreeMap<&'a str, &'a str>,
+        Option<LoadedConfig>,
+        &'a str,
+    );
+
+    #[expect(clippy::unnecessary_wraps, reason = "`merge` takes an Option")]
+    fn config(text: &str) -> Option<LoadedConfig> {
+        Some(LoadedConfig {
+            path: PathBuf::from("repo/.tagpin.yaml"),
+            config: Config::parse(text).unwrap(),
+        })
+    }
+
+    fn flags(args: &[&str]) -> GlobalArgs {
+        use clap::Parser as _;
+        let mut command_line = vec!["tagpin"];
+        command_line.extend_from_slice(args);
+        command_line.push("scan");
+        crate::args::Cli::try_parse_from(command_line)
+            .unwrap()
+            .global
+    }
+
+    #[test]
+    fn concurrency_precedence() {
+        // (flags, environment, config file, expected)
+        let table: &[(&[&str], Vars, &str, usize)] = &[
+            (&[], &[], "", DEFAULT_CONCURRENCY),
+            (&[], &[], "concurrency: 3", 3),
+            (&[], &[(env::CONCURRENCY, "5")], "concurrency: 3", 5),
+            (&[], &[(env::CONCURRENCY, "")], "concurrency: 3", 3),
+            (
+                &["--concurrency", "7"],
+                &[(env::CONCURRENCY, "5")],
+                "concurrency: 3",
+                7,
+            ),
+            (&["--concurrency", "7"], &[], "", 7),
+        ];
+        for (args, vars, file, expected) in table {
+            let env: BTreeMap<&str, &str> = vars.iter().copied().collect();
+            let settings = Settings::merge(&flags(args), &env, config(file)).unwrap();
+            assert_eq!(
+                settings.concurrency.get(),
+                *expected,
+                "{args:?} {vars:?} {file:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn color_precedence() {
+        let table: &[(&[&str], Vars, ColorChoice)] = &[
+            (&[], &[], ColorChoice::Auto),
+            (&[], &[(env::NO_COLOR, "1")], ColorChoice::Never),
+            (&[], &[(env::NO_COLOR, "")], ColorChoice::Auto),
+            (
+                &[],
+                &[(env::NO_COLOR, "1"), (env::COLOR, "always")],
+                ColorChoice::Always,
+            ),
+            (
+                &["--color", "always"],
+                &[(env::NO_COLOR, "1")],
+                ColorChoice::Always,
+            ),
+            (
+                &["--color", "never"],
+                &[(env::COLOR, "always")],
+                ColorChoice::Never,
+            ),
+            (
+                &["--color", "auto"],
+                &[(env::NO_COLOR, "1")],
+                ColorChoice::Auto,
+            ),
+        ];
+        for (args, vars, expected) in table {
+            let env: BTreeMap<&str, &str> = vars.iter().copied().collect();
+            let settings = Settings::merge(&flags(args), &env, None).unwrap();
+            assert_eq!(settings.color, *expected, "{args:?} {vars:?}");
+        }
+    }
+
+    #[test]
+    fn mirrors_merge_per_registry() {
+        let env: BTreeMap<&str, &str> =
+            [(env::MIRRORS, "quay.io=env:5000, ghcr.io=env:5001")].into();
+        let settings = Settings::merge(
+            &flags(&["--mirror", "ghcr.io=flag:6000/ghcr"]),
+            &env,
+            config("mirrors: {quay.io: 'file:1', docker.io: 'file:2'}"),
+        )
+        .unwrap();
+        let mirrors: Vec<(String, String)> = settings
+            .mirrors
+            .iter()
+            .map(|(registry, endpoint)| (registry.clone(), endpoint.to_string()))
+            .collect();
+        assert_eq!(
+            mirrors,
+            [
+                ("docker.io".to_owned(), "file:2".to_owned()),
+                ("ghcr.io".to_owned(), "flag:6000/ghcr".to_owned()),
+                ("quay.io".to_owned(), "env:5000".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
+    fn config_only_settings_and_defaults() {
+        let none = BTreeMap::new();
+        let defaults = Settings::merge(&flags(&[]), &none, None).unwrap();
+        assert_eq!(
+            defaults.per_registry_concurrency.get(),
+            DEFAULT_PER_REGISTRY_CONCURRENCY
+        );
+        assert_eq!(
+            defaults.timeout,
+            Duration::from_secs(DEFAULT_TIMEOUT_SECONDS)
+        );
+        assert_eq!(defaults.config_file, None);
+        let set = Settings::merge(
+            &flags(&[]),
+            &none,
+            config(
+                "per_registry_concurrency: 2\ntimeout_seconds: 5\ninsecure_registries: [lan:5000]",
+            ),
+        )
+        .unwrap();
+        assert_eq!(set.per_registry_concurrency.get(), 2);
+        assert_eq!(set.timeout, Duration::from_secs(5));
+        assert_eq!(set.insecure_registries, ["lan:5000"]);
+        assert_eq!(
+            set.config_file.as_deref(),
+            Some(Path::new("repo/.tagpin.yaml"))
+        );
+    }
+
+    #[test]
+    fn verbosity() {
+        let none = BTreeMap::new();
+        for (args, expected) in [
+            (&[][..], Verbosity::Normal),
+            (&["-q"][..], Verbosity::Quiet),
+            (&["-v"][..], Verbosity::Verbose),
+            (&["-vv"][..], Verbosity::Verbose),
+        ] {
+            let settings = Settings::merge(&flags(args), &none, None).unwrap();
+            assert_eq!(settings.verbosity, expected, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn invalid_values_name_their_source() {
+        let none = BTreeMap::new();
+        let cases: Vec<Case> = vec![
+            (
+                flags(&[]),
+                [(env::CONCURRENCY, "0")].into(),
+                None,
+                "TAGPIN_CONCURRENCY",
+            ),
+            (
+                flags(&[]),
+                [(env::COLOR, "rainbow")].into(),
+                None,
+                "TAGPIN_COLOR",
+            ),
+            (
+                flags(&[]),
+                [(env::MIRRORS, "quay.io")].into(),
+                None,
+                "TAGPIN_MIRRORS",
+            ),
+            (
+                flags(&[]),
+                none.clone(),
+                config("mirrors: {quay.io: 'a:b'}"),
+                "repo/.tagpin.yaml",
+            ),
+            (
+                flags(&[]),
+                none.clone(),
+                config("ignore: ['[']"),
+                "repo/.tagpin.yaml",
+            ),
+            (
+                flags(&[]),
+                none.clone(),
+                config("exclude: ['a/[']"),
+                "repo/.tagpin.yaml",
+            ),
+        ];
+        for (flags, env, config, needle) in cases {
+            let error = Settings::merge(&flags, &env, config).unwrap_err();
+            assert!(
+                format!("{error:#}").contains(needle),
+                "{error:#} lacks {needle}"
+            );
+        }
+    }
+
+    #[test]
+    fn config_file_location_precedence() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let discovered = write(config::FILE_NAME, "concurrency: 1\n");
+        let from_env = write("env.yaml", "concurrency: 2\n");
+        let from_flag = write("flag.yaml", "concurrency: 3\n");
+        let env: BTreeMap<&str, &str> = [(env::CONFIG, from_env.to_str().unwrap())].into();
+        let none = BTreeMap::new();
+        let flag = flags(&["--config", from_flag.to_str().unwrap()]);
+
+        let load = |flags: &GlobalArgs, env: &BTreeMap<&str, &str>| {
+            Settings::load(flags, env, Some(dir.path())).unwrap()
+        };
+        assert_eq!(load(&flag, &env).config_file, Some(from_flag.clone()));
+        assert_eq!(load(&flags(&[]), &env).config_file, Some(from_env));
+        assert_eq!(load(&flags(&[]), &none).config_file, Some(discovered));
+        assert_eq!(load(&flags(&[]), &none).concurrency.get(), 1);
+
+        let missing = flags(&["--config", "/nonexistent/tagpin.yaml"]);
+        let error = Settings::load(&missing, &none, Some(dir.path())).unwrap_err();
+        assert!(
+            format!("{error:#}").contains("/nonexistent/tagpin.yaml"),
+            "{error:#}"
+        );
+    }
+}

@@ -1,0 +1,317 @@
+//! Walking the PATHs given: which files tagpin reads, in parallel.
+//!
+//! - A directory is walked with the `ignore` crate's parallel walker: `.gitignore` (also
+//!   outside a git repository, and in parent directories), `.ignore`, `.git/info/exclude` and
+//!   the global git excludes are respected. Hidden files and directories are walked (`.github`
+//!   holds workflows); only `.git` is skipped.
+//! - Symbolic links are followed, so a link loop is found and reported, and a dangling link is
+//!   reported as unreadable.
+//! - In a directory, only files whose [`FileKind::detect`] knows them are read, and the config
+//!   file's `include`/`exclude` apply.
+//! - A file given as a PATH is read as given, whatever its name: no filter applies, and a name
+//!   tagpin does not know is scanned as [`FileKind::Shell`] ("other text").
+
+use std::path::{Path, PathBuf};
+
+use ignore::{WalkBuilder, WalkState};
+use tagpin_formats::FileKind;
+
+use crate::filter::PathFilter;
+
+/// A file to read.
+#[derive(Debug)]
+pub struct Candidate {
+    /// Where to open it: the PATH as given, joined with the path below it.
+    pub path: PathBuf,
+    /// How to show it: see [`DisplayPaths`].
+    pub display: String,
+    pub kind: FileKind,
+}
+
+/// What the walker found.
+#[derive(Debug)]
+pub enum Visit {
+    File(Candidate),
+    /// A path that could not be walked: a symlink loop, a dangling link, an unreadable
+    /// directory, a bad `.gitignore`.
+    Error {
+        display: String,
+        message: String,
+    },
+}
+
+/// How paths are shown. With one PATH that is a directory, a path is relative to it
+/// (`charts/app/values.yaml`); a PATH that is a file is shown as given; with several PATHs,
+/// each path is shown with its PATH in front (`charts/app/values.yaml` for PATH `charts`), so
+/// files of different PATHs never look alike.
+#[derive(Clone, Copy, Debug)]
+pub struct DisplayPaths {
+    pub prefix_root: bool,
+}
+
+impl DisplayPaths {
+    pub fn for_roots(roots: &[PathBuf]) -> Self {
+        Self {
+            prefix_root: roots.len() > 1,
+        }
+    }
+
+    fn show(self, root: &Path, path: &Path) -> String {
+        let shown = match path.strip_prefix(root) {
+            Ok(relative) if relative.as_os_str().is_empty() => root,
+            Ok(relative) if !self.prefix_root => relative,
+            _ => path,
+        };
+        shown.to_string_lossy().into_owned()
+    }
+}
+
+/// Walks every PATH in `roots` and calls `visit` from the walker's threads.
+pub fn walk(roots: &[PathBuf], filter: &PathFilter, visit: &(dyn Fn(Visit) + Sync)) {
+    let display = DisplayPaths::for_roots(roots);
+    for root in roots {
+        walk_root(root, filter, display, visit);
+    }
+}
+
+fn walk_root(
+    root: &Path,
+    filter: &PathFilter,
+    display: DisplayPaths,
+    visit: &(dyn Fn(Visit) + Sync),
+) {
+    let root_owned = root.to_owned();
+    let dir_filter = filter.clone();
+    let walker = WalkBuilder::new(root)
+        .hidden(false)
+        .require_git(false)
+        .follow_links(true)
+        .filter_entry(move |entry| {
+            if entry.depth() == 0 {
+                return true;
+            }
+            if entry.file_name() == ".git" {
+                return false;
+            }
+            let is_dir = entry.file_type().is_some_and(|kind| kind.is_dir());
+            match entry.path().strip_prefix(&root_owned) {
+                Ok(relative) if is_dir => dir_filter.enters(relative),
+                _ => true,
+            }
+        })
+        .build_parallel();
+
+    walker.run(|| {
+        Box::new(|result| {
+            match result {
+                Ok(entry) => {
+                    let is_file = entry.file_type().is_some_and(|kind| kind.is_file());
+                    if !is_file {
+                        return WalkState::Continue;
+                    }
+                    let path = entry.path();
+                    let detected = FileKind::detect(&absolute(path));
+                    let kind = if entry.depth() == 0 {
+                        Some(detected.unwrap_or(FileKind::Shell))
+                    } else {
+                        let relative = path.strip_prefix(root).unwrap_or(path);
+                        detected.filter(|_| filter.reads(relative))
+                    };
+                    if let Some(kind) = kind {
+                        visit(Visit::File(Candidate {
+                            path: path.to_owned(),
+                            display: display.show(root, path),
+                            kind,
+                        }));
+                    }
+                }
+                Err(error) => {
+                    let (path, message) = describe(&error);
+                    // A dangling link whose name tagpin would not read anyway is no one's concern.
+                    let relevant = path.as_deref().is_none_or(|path| {
+                        path == root
+                            || path.is_dir()
+                            || FileKind::detect(path).is_some()
+                            || matches!(error_kind(&error), Some(ErrorKind::Loop))
+                    });
+                    if relevant {
+                        visit(Visit::Error {
+                            display: path.map_or_else(
+                                || root.to_string_lossy().into_owned(),
+                                |path| display.show(root, &path),
+                            ),
+                            message,
+                        });
+                    }
+                }
+            }
+            WalkState::Continue
+        })
+    });
+}
+
+/// The path as an absolute path, for [`FileKind::detect`]: its rules look at parent
+/// directories (`templates/`, `.github/workflows/`), which a relative PATH like `.` hides.
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
+}
+
+enum ErrorKind {
+    Loop,
+}
+
+fn error_kind(error: &ignore::Error) -> Option<ErrorKind> {
+    match error {
+        ignore::Error::Loop { .. } => Some(ErrorKind::Loop),
+        ignore::Error::WithPath { err, .. }
+        | ignore::Error::WithDepth { err, .. }
+        | ignore::Error::WithLineNumber { err, .. } => error_kind(err),
+        _ => None,
+    }
+}
+
+/// The path an error is about and what to say about it.
+fn describe(error: &ignore::Error) -> (Option<PathBuf>, String) {
+    match error {
+        ignore::Error::WithPath { path, err } => (Some(path.clone()), describe(err).1),
+        ignore::Error::WithDepth { err, .. } => describe(err),
+        ignore::Error::WithLineNumber { line, err } => {
+            let (path, message) = describe(err);
+            (path, format!("line {line}: {message}"))
+        }
+        ignore::Error::Loop { ancestor, child } => (
+            Some(child.clone()),
+            format!(
+                "symlink loop: not walked, it leads back to `{}`",
+                ancestor.display()
+            ),
+        ),
+        ignore::Error::Io(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            (None, format!("cannot read: {error} (a dangling symlink?)"))
+        }
+        ignore::Error::Io(error) => (None, format!("cannot read: {error}")),
+        ignore::Error::Partial(errors) => {
+            let path = errors.iter().find_map(|error| describe(error).0);
+            let messages: Vec<String> = errors.iter().map(|error| describe(error).1).collect();
+            (path, messages.join("; "))
+        }
+        other => (None, other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    fn collect(roots: &[PathBuf], filter: &PathFilter) -> (Vec<(String, FileKind)>, Vec<String>) {
+        let files = Mutex::new(Vec::new());
+        let errors = Mutex::new(Vec::new());
+        walk(roots, filter, &|visit| match visit {
+            Visit::File(candidate) => files
+                .lock()
+                .unwrap()
+                .push((candidate.display, candidate.kind)),
+            Visit::Error { display, message } => {
+                errors.lock().unwrap().push(format!("{display}: {message}"));
+            }
+        });
+        let mut files = files.into_inner().unwrap();
+        let mut errors = errors.into_inner().unwrap();
+        files.sort();
+        errors.sort();
+        (files, errors)
+    }
+
+    fn tree(files: &[&str]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for file in files {
+            let path = dir.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "image: nginx:1.27\n").unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn walks_known_files_respecting_gitignore() {
+        let dir = tree(&[
+            ".gitignore",
+            "Dockerfile",
+            "README.md",
+            "chart/values.yaml",
+            "chart/templates/deploy.yaml",
+            ".github/workflows/ci.yml",
+            ".git/config.yaml",
+            "build/out.yaml",
+        ]);
+        std::fs::write(dir.path().join(".gitignore"), "build/\n").unwrap();
+        let (files, errors) = collect(&[dir.path().to_owned()], &PathFilter::default());
+        assert_eq!(
+            files,
+            [
+                (".github/workflows/ci.yml".to_owned(), FileKind::Workflow),
+                ("Dockerfile".to_owned(), FileKind::Dockerfile),
+                (
+                    "chart/templates/deploy.yaml".to_owned(),
+                    FileKind::HelmTemplate
+                ),
+                ("chart/values.yaml".to_owned(), FileKind::Yaml),
+            ]
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+    }
+
+    #[test]
+    fn explicit_files_are_read_as_given() {
+        let dir = tree(&["notes.txt", "chart/values.yaml"]);
+        let file = dir.path().join("notes.txt");
+        let (files, _) = collect(std::slice::from_ref(&file), &PathFilter::default());
+        assert_eq!(
+            files,
+            [(file.to_string_lossy().into_owned(), FileKind::Shell)]
+        );
+    }
+
+    #[test]
+    fn several_roots_show_their_root() {
+        let dir = tree(&["a/x.yaml", "b/x.yaml"]);
+        let roots = [dir.path().join("a"), dir.path().join("b")];
+        let (files, _) = collect(&roots, &PathFilter::default());
+        let shown: Vec<&str> = files.iter().map(|(path, _)| path.as_str()).collect();
+        let expected: Vec<String> = roots
+            .iter()
+            .map(|root| root.join("x.yaml").to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(shown, expected);
+    }
+
+    #[test]
+    fn exclude_prunes_directories_and_include_selects_files() {
+        let dir = tree(&["vendor/a.yaml", "charts/a/values.yaml", "deploy/app.yaml"]);
+        let filter = PathFilter::new(
+            &["charts/**".to_owned(), "vendor/**".to_owned()],
+            &["vendor".to_owned()],
+        )
+        .unwrap();
+        let (files, _) = collect(&[dir.path().to_owned()], &filter);
+        assert_eq!(files, [("charts/a/values.yaml".to_owned(), FileKind::Yaml)]);
+    }
+
+    #[test]
+    fn symlink_loops_and_dangling_links_are_reported() {
+        let dir = tree(&["a/values.yaml"]);
+        std::os::unix::fs::symlink("..", dir.path().join("a/loop")).unwrap();
+        std::os::unix::fs::symlink("missing.yaml", dir.path().join("gone.yaml")).unwrap();
+        std::os::unix::fs::symlink("missing.txt", dir.path().join("gone.txt")).unwrap();
+        let (files, errors) = collect(&[dir.path().to_owned()], &PathFilter::default());
+        assert_eq!(files, [("a/values.yaml".to_owned(), FileKind::Yaml)]);
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(errors[0].starts_with("a/loop: symlink loop"), "{errors:?}");
+        assert!(
+            errors[1].starts_with("gone.yaml: cannot read"),
+            "{errors:?}"
+        );
+    }
+}

@@ -1,0 +1,10 @@
+//! End-to-end tests of the `tagpin` binary: one test binary, modules by subject, all built on
+//! [`context::TestContext`].
+
+mod bad_input;
+mod check;
+mod config;
+mod context;
+mod corpus;
+mod fixtures;
+mod scan;

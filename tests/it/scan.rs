@@ -1,0 +1,351 @@
+//! `tagpin scan`: the JSON contract, the walk, stdout and stderr.
+
+use serde_json::json;
+
+use crate::context::{TestContext, error, reference, summary};
+use crate::fixtures::{DIGEST_A, DIGEST_B, EXPECTED, REPO};
+
+fn repo(crlf: bool) -> TestContext {
+    let context = TestContext::new();
+    context.write_all(REPO, crlf);
+    context
+}
+
+#[test]
+fn json_has_exactly_the_contract_fields() {
+    let context = repo(false);
+    let run = context.run(["scan", ".", "--format", "json"]);
+    run.assert_code(0);
+    let doc = run.json();
+    let top: Vec<&str> = doc
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    // serde_json's map is sorted: these are sets.
+    assert_eq!(top, ["errors", "references", "skipped"]);
+    let first_key = run.stdout.lines().nth(1).unwrap_or_default().trim();
+    assert!(
+        first_key.starts_with("\"references\""),
+        "references come first: {run}"
+    );
+    assert_eq!(doc["errors"], json!([]), "{run}");
+    let references = doc["references"].as_array().unwrap();
+    assert!(!references.is_empty(), "{run}");
+    for reference in references {
+        let keys: Vec<&str> = reference
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "column",
+                "digest",
+                "kind",
+                "line",
+                "path",
+                "registry",
+                "repository",
+                "status",
+                "tag",
+                "text",
+                "warnings",
+            ]
+        );
+    }
+}
+
+#[test]
+fn references_of_a_realistic_repo() {
+    let context = repo(false);
+    let doc = context
+        .run(["scan", "--format", "json"])
+        .assert_code(0)
+        .json();
+    for (path, line, column, status, text) in EXPECTED {
+        let found = reference(&doc, path, *line);
+        assert_eq!(found["column"], *column, "{path}:{line}: {found}");
+        assert_eq!(found["status"], *status, "{path}:{line}: {found}");
+        assert_eq!(found["text"], *text, "{path}:{line}: {found}");
+    }
+}
+
+#[test]
+fn field_values() {
+    let context = repo(false);
+    let doc = context
+        .run(["scan", ".", "--format", "json"])
+        .assert_code(0)
+        .json();
+
+    let busybox = reference(&doc, "charts/api/templates/deployment.yaml", 21);
+    assert_eq!(
+        *busybox,
+        json!({
+            "path": "charts/api/templates/deployment.yaml", "line": 21, "column": 18,
+            "kind": "helm-template", "text": "busybox", "status": "floating",
+            "registry": "docker.io", "repository": "library/busybox", "tag": "latest",
+            "digest": null, "warnings": [],
+        })
+    );
+
+    let app = reference(&doc, "deploy/app.yaml", 15);
+    assert_eq!(app["kind"], "yaml");
+    assert_eq!(app["registry"], "registry.example.com:5000");
+    assert_eq!(app["repository"], "team/app");
+    assert_eq!(app["tag"], "2.0");
+
+    let envoy = reference(&doc, "deploy/app.yaml", 17);
+    assert_eq!(envoy["digest"], DIGEST_B);
+    assert_eq!(
+        envoy["tag"],
+        json!(null),
+        "a digest-only reference has no tag"
+    );
+
+    let distroless = reference(&doc, "Dockerfile", 7);
+    assert_eq!(distroless["kind"], "dockerfile");
+    assert_eq!(distroless["tag"], "nonroot");
+    assert_eq!(distroless["digest"], DIGEST_A);
+
+    assert_eq!(
+        reference(&doc, ".github/workflows/ci.yml", 8)["kind"],
+        "workflow"
+    );
+    assert_eq!(reference(&doc, "compose.yaml", 6)["kind"], "compose");
+    assert_eq!(reference(&doc, "scripts/deploy.sh", 3)["kind"], "shell");
+
+    let templated = reference(&doc, "charts/api/templates/deployment.yaml", 13);
+    assert_eq!(templated["status"], "templated");
+    assert_eq!(templated["registry"], json!(null));
+
+    let statsd = reference(&doc, "charts/api/templates/deployment.yaml", 17);
+    assert_eq!(
+        statsd["warnings"][0]["code"], "latest-pulls-always",
+        "{statsd}"
+    );
+
+    let uses = reference(&doc, ".github/workflows/ci.yml", 14);
+    assert_eq!(uses["status"], "floating");
+    assert!(
+        uses["text"].as_str().unwrap().ends_with("alpine:3.20"),
+        "{uses}"
+    );
+}
+
+#[test]
+fn helm_values_split_map() {
+    let context = repo(false);
+    let doc = context
+        .run(["scan", "--format", "json"])
+        .assert_code(0)
+        .json();
+    let split = doc["references"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["text"] == "ghcr.io/acme/api:1.4.2")
+        .unwrap_or_else(|| panic!("no split-map reference: {doc:#}"));
+    assert_eq!(split["path"], "charts/api/values.yaml");
+    assert_eq!(split["status"], "floating");
+    assert_eq!(split["repository"], "acme/api");
+    assert_eq!(split["tag"], "1.4.2");
+}
+
+#[test]
+fn sorted_by_path_then_line() {
+    let context = repo(false);
+    let doc = context
+        .run(["scan", "--format", "json"])
+        .assert_code(0)
+        .json();
+    let order: Vec<(String, u64)> = summary(&doc)
+        .into_iter()
+        .map(|(path, line, _, _)| (path, line))
+        .collect();
+    let mut sorted = order.clone();
+    sorted.sort();
+    assert_eq!(order, sorted);
+    assert!(order.len() >= EXPECTED.len(), "{order:?}");
+}
+
+#[test]
+fn gitignore_is_respected_github_is_scanned_git_is_skipped() {
+    let context = repo(false);
+    let doc = context
+        .run(["scan", "--format", "json"])
+        .assert_code(0)
+        .json();
+    let paths: Vec<String> = summary(&doc).into_iter().map(|(path, ..)| path).collect();
+    assert!(
+        paths.iter().any(|p| p == ".github/workflows/ci.yml"),
+        "{paths:?}"
+    );
+    for absent in ["build/generated.yaml", ".git/manifest.yaml", "README.md"] {
+        assert!(
+            !paths.iter().any(|p| p == absent),
+            "{absent} was read: {paths:?}"
+        );
+    }
+}
+
+/// The walk, without depending on what the scanners find: unreadable files are reported only
+/// where tagpin looks.
+#[test]
+fn walk_reports_only_files_it_reads() {
+    let context = TestContext::new();
+    context
+        .write(".gitignore", "build/\n")
+        .write("build/bad.yaml", b"\0")
+        .write(".git/bad.yaml", b"\0")
+        .write("notes.txt", b"\0")
+        .write(".github/workflows/bad.yml", b"\0")
+        .write("charts/x/templates/bad.yaml", b"\0");
+    let doc = context
+        .run(["scan", "--format", "json"])
+        .assert_code(0)
+        .json();
+    let paths: Vec<&str> = doc["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        [".github/workflows/bad.yml", "charts/x/templates/bad.yaml"]
+    );
+}
+
+#[test]
+fn crlf_gives_the_same_references_at_the_same_positions() {
+    let lf = repo(false)
+        .run(["scan", "--format", "json"])
+        .assert_code(0)
+        .json();
+    let crlf = repo(true)
+        .run(["scan", "--format", "json"])
+        .assert_code(0)
+        .json();
+    assert_eq!(lf, crlf);
+    assert!(!lf["references"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn paths_are_relative_to_the_path_given() {
+    let context = repo(false);
+    let doc = context
+        .run(["scan", "charts", "--format", "json"])
+        .assert_code(0)
+        .json();
+    let paths: Vec<String> = summary(&doc).into_iter().map(|(path, ..)| path).collect();
+    assert!(paths.iter().any(|p| p == "api/values.yaml"), "{paths:?}");
+    assert!(paths.iter().all(|p| p.starts_with("api/")), "{paths:?}");
+
+    // Several PATHs: each shows its PATH, so they stay apart.
+    let doc = context
+        .run(["scan", "charts", "deploy", "--format", "json"])
+        .assert_code(0)
+        .json();
+    let paths: Vec<String> = summary(&doc).into_iter().map(|(path, ..)| path).collect();
+    assert!(
+        paths.iter().any(|p| p == "charts/api/values.yaml"),
+        "{paths:?}"
+    );
+    assert!(paths.iter().any(|p| p == "deploy/app.yaml"), "{paths:?}");
+}
+
+#[test]
+fn an_explicit_file_is_read_as_given() {
+    let context = TestContext::new();
+    context
+        .write(".gitignore", "*.yaml\nnotes.txt\n")
+        .write(
+            "pod.yaml",
+            "spec:\n  containers:\n    - image: nginx:1.27\n",
+        )
+        .write("notes.txt", "kubectl run x --image=nginx:1.27\n");
+    let doc = context
+        .run(["scan", "pod.yaml", "notes.txt", "--format", "json"])
+        .assert_code(0)
+        .json();
+    assert_eq!(
+        summary(&doc),
+        [
+            (
+                "notes.txt".to_owned(),
+                1,
+                "floating".to_owned(),
+                "nginx:1.27".to_owned()
+            ),
+            (
+                "pod.yaml".to_owned(),
+                3,
+                "floating".to_owned(),
+                "nginx:1.27".to_owned()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn text_output_is_a_table_on_stdout_and_a_summary_on_stderr() {
+    let context = repo(false);
+    let run = context.run(["scan"]);
+    run.assert_code(0);
+    let mut lines = run.stdout.lines();
+    let header = lines.next().unwrap_or_default();
+    assert!(header.starts_with("LOCATION"), "{run}");
+    assert!(header.ends_with("REFERENCE"), "{run}");
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("compose.yaml:6:12 ")
+                && l.contains("floating")
+                && l.ends_with("postgres:16")),
+        "{run}"
+    );
+    assert!(
+        !run.stdout.contains("\x1b["),
+        "no color when stdout is not a terminal"
+    );
+    assert!(run.stderr.contains(" references in "), "{run}");
+    assert!(!run.stdout.contains(" references in "), "{run}");
+}
+
+#[test]
+fn json_stdout_is_only_the_document() {
+    let context = repo(false);
+    context.write("bad.yaml", b"\0");
+    let run = context.run(["scan", "--format", "json"]);
+    run.assert_code(0);
+    run.json();
+    assert_eq!(
+        error(&run.json(), "bad.yaml"),
+        "not read: binary file (NUL byte at byte 0)"
+    );
+    assert!(
+        run.stderr.contains("bad.yaml"),
+        "errors are also told on stderr: {run}"
+    );
+}
+
+#[test]
+fn color_always_colors_and_no_color_does_not() {
+    let context = TestContext::new();
+    context.write("compose.yaml", crate::fixtures::COMPOSE);
+    let run = context.run(["scan", "--color", "always"]);
+    assert!(run.stdout.contains("\x1b["), "{run}");
+    let run = context.run_command(
+        context
+            .command(["scan", "--color", "auto"])
+            .env("NO_COLOR", "1"),
+    );
+    assert!(!run.stdout.contains("\x1b["), "{run}");
+    let run = context.run_command(context.command(["scan"]).env("TAGPIN_COLOR", "always"));
+    assert!(run.stdout.contains("\x1b["), "{run}");
+}
