@@ -3,6 +3,9 @@
 //! Every `{{ … }}` action (with `{{-`/`-}}` trimming, string literals that contain `}}`, raw
 //! strings in backquotes and `{{/* … */}}` comments) is replaced byte for byte by a filler,
 //! keeping line breaks, so every offset, line and column of the masked text is the original's.
+//! An action that Go would not lex (`\"` copied from the YAML scalar around it, an unbalanced
+//! quote, `{{` without `}}`) ends at the first `}}` on its line, or else at the line's end, so
+//! it never masks the lines after it.
 //! A line left holding only whitespace and filler (`{{- if … }}`, `{{- end }}`,
 //! `{{- include … | nindent 8 }}`) becomes blank, so control structure disappears and every
 //! branch of an `if` is scanned; filler anywhere else is [`crate::yaml::MASK`], so a scalar
@@ -61,8 +64,24 @@ pub(crate) fn mask(text: &str) -> String {
     String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
 }
 
-/// The offset just past the `}}` closing the action whose body starts at `p`.
-fn action_end(s: &[u8], mut p: usize) -> usize {
+/// The offset just past the `}}` closing the action whose `{{` is at `start`.
+///
+/// The body is lexed as Go's `text/template` lexes it (see [`lex_action`]). An action that is
+/// not well-formed ends at the first `}}` on its own line, or else at that line's end: one
+/// broken action (a `\"` escape copied from the YAML around it, an unbalanced quote, `{{`
+/// without `}}`) must not mask the lines that follow it.
+fn action_end(s: &[u8], start: usize) -> usize {
+    lex_action(s, start + 2).unwrap_or_else(|| {
+        let line_end = memchr::memchr(b'\n', &s[start..]).map_or(s.len(), |i| start + i);
+        memchr::memmem::find(&s[start + 2..line_end], b"}}").map_or(line_end, |i| start + 2 + i + 2)
+    })
+}
+
+/// The offset just past the `}}` closing a well-formed action whose body starts at `p`, or
+/// `None` when the body holds something no action may hold: a character outside Go's action
+/// syntax (`\\`, `{`, `#`, a `:` not in `:=`, …), a quoted string or rune literal cut by a line
+/// break, or no `}}` before the end of the text. Actions may span lines.
+fn lex_action(s: &[u8], mut p: usize) -> Option<usize> {
     let len = s.len();
     // A comment: `{{/* … */}}`, optionally with trim markers.
     let mut q = p;
@@ -73,38 +92,36 @@ fn action_end(s: &[u8], mut p: usize) -> usize {
         q += 1;
     }
     if s[q.min(len)..].starts_with(b"/*") {
-        if let Some(i) = memchr::memmem::find(&s[q + 2..], b"*/") {
-            p = q + 2 + i + 2;
-        } else {
-            return len;
-        }
+        p = q + 2 + memchr::memmem::find(&s[q + 2..], b"*/")? + 2;
     }
     while p < len {
         match s[p] {
-            b'}' if s.get(p + 1) == Some(&b'}') => return p + 2,
-            b'"' => {
-                p += 1;
-                while p < len && s[p] != b'"' && s[p] != b'\n' {
-                    if s[p] == b'\\' {
-                        p += 1;
-                    }
-                    p += 1;
-                }
-                p += 1;
-            }
-            b'`' => {
-                p += 1;
-                p = memchr::memchr(b'`', &s[p.min(len)..]).map_or(len, |i| p + i + 1);
-            }
-            b'\'' => {
-                // A rune literal such as '}' (at most a few bytes).
-                let close = s[p + 1..len.min(p + 8)].iter().position(|&b| b == b'\'');
-                p += close.map_or(1, |i| i + 2);
-            }
+            b'}' if s.get(p + 1) == Some(&b'}') => return Some(p + 2),
+            quote @ (b'"' | b'\'') => p = quoted_literal_end(s, p, quote)?,
+            b'`' => p = p + 1 + memchr::memchr(b'`', &s[p + 1..])? + 1,
+            b':' if s.get(p + 1) == Some(&b'=') => p += 2,
+            b' ' | b'\t' | b'\r' | b'\n' | b'.' | b'$' | b'|' | b'(' | b')' | b',' | b'='
+            | b'_' | b'+' | b'-' => p += 1,
+            b if b.is_ascii_alphanumeric() || !b.is_ascii() => p += 1,
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// The offset just past a Go string or rune literal opened by `quote` at `at`; `None` when a
+/// line break or the end of the text comes first.
+fn quoted_literal_end(s: &[u8], at: usize, quote: u8) -> Option<usize> {
+    let mut p = at + 1;
+    while p < s.len() {
+        match s[p] {
+            b'\n' => return None,
+            b'\\' if s.get(p + 1).is_some_and(|&b| b != b'\n') => p += 2,
+            b if b == quote => return Some(p + 1),
             _ => p += 1,
         }
     }
-    len.min(p)
+    None
 }
 
 #[cfg(test)]
@@ -128,6 +145,34 @@ mod tests {
             assert_eq!(masked.len(), case.len(), "{case:?}");
             assert!(!masked.contains("{{"), "{case:?} -> {masked:?}");
             assert_eq!(masked.matches('\n').count(), case.matches('\n').count());
+        }
+    }
+
+    #[test]
+    fn a_broken_action_ends_on_its_own_line() {
+        // (template, the masked text with filler shown as `~`)
+        let cases = [
+            (
+                "k: \"{{ .s | default \\\"7\\\" }}\"\nb: {{ \"x\" }}\n",
+                "k: \"~~~~~~~~~~~~~~~~~~~~~~~~\"\nb: ~~~~~~~~~\n",
+            ),
+            ("a: {{ .x\nb: n:1\n", "a: ~~~~~\nb: n:1\n"),
+            ("a: {{ \"x }}\nb: n:1\n", "a: ~~~~~~~~\nb: n:1\n"),
+            ("a: {{ 'x\nb: n:1 }}\n", "a: ~~~~~\nb: n:1 }}\n"),
+            (
+                "a: {{ .x ] }}\nb: {{ .y }}\n",
+                "a: ~~~~~~~~~~\nb: ~~~~~~~~\n",
+            ),
+            ("a: {{/* x\nb: n:1\n", "a: ~~~~~~\nb: n:1\n"),
+            // Well-formed actions still span lines (and a line of filler is blanked).
+            (
+                "a: {{ dict\n  \"k\" \"}}\" }}\nb: n:1\n",
+                "a: ~~~~~~~\n             \nb: n:1\n",
+            ),
+        ];
+        for (template, expected) in cases {
+            let masked = mask(template).replace(char::from(MASK), "~");
+            assert_eq!(masked, expected, "{template:?}");
         }
     }
 

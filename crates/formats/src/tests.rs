@@ -238,6 +238,41 @@ fn helm_template_table() {
     }
 }
 
+/// Reported from the CLI: `\"` inside an action inside a double-quoted scalar (not valid Go
+/// template syntax, but found in real charts) made the masker read the action's end as a string
+/// literal, mask the rest of the file, and return no references and no error.
+#[test]
+fn escaped_quotes_in_an_action_in_a_quoted_scalar_do_not_mask_the_rest_of_the_file() {
+    use Status::{Floating, Templated};
+    let text = "\
+apiVersion: v1
+kind: ConfigMap
+data:
+  key: \"{{ .Values.s | default \\\"7\\\" }}\"
+  image: \"{{ .Values.s | default \\\"nginx:1\\\" }}\"
+---
+spec:
+  containers:
+    - name: a
+      image: nginx:1.27
+    - name: b
+      image: \"{{ .Values.image }}\"
+";
+    assert_eq!(
+        found(FileKind::HelmTemplate, text),
+        vec![
+            (
+                5,
+                11,
+                Templated,
+                r#"{{ .Values.s | default \"nginx:1\" }}"#.into()
+            ),
+            (10, 14, Floating, "nginx:1.27".into()),
+            (12, 15, Templated, "{{ .Values.image }}".into()),
+        ]
+    );
+}
+
 #[test]
 fn dockerfile_table() {
     use Status::{Floating, Ignored, Local, Templated};
