@@ -47,8 +47,9 @@ use std::path::Path;
 ///
 /// `path` is used for error messages. Findings come back in file order (by span).
 ///
-/// Only YAML, compose and workflow files can fail, with [`Error::Syntax`], when they are not
-/// well-formed YAML (an unterminated quoted scalar or flow collection, a `key: value` inside a
+/// Only YAML, compose and workflow files can fail, with [`Error::Syntax`] (path, line and
+/// column), when they are not well-formed YAML (an unterminated quoted scalar or flow
+/// collection, text after a quoted scalar, flow entries without `,`, a `key: value` inside a
 /// plain scalar). Helm templates, Dockerfiles and shell files are read leniently and never fail.
 ///
 /// Files that cannot hold a reference of their kind (no `mage` for YAML, no `from`/`syntax`

@@ -232,6 +232,18 @@ fn helm_template_table() {
             "{{/* image: commented:1 */}}\nimage: n:1\n",
             one(2, 8, Floating, "n:1"),
         ),
+        // An unbalanced quote does not pair with a quote on a line that is not its
+        // continuation (indented no deeper than its key), nor on one where text follows it.
+        (
+            "a:\n  b: \"unbalanced\n  image: \"n:1\"\n",
+            one(3, 11, Floating, "n:1"),
+        ),
+        (
+            "a:\n  b: \"unbalanced\n    c: \"x\"\n  image: \"n:1\"\n",
+            one(4, 11, Floating, "n:1"),
+        ),
+        ("a: {b: \"1}\nimage: \"n:1\"\n", one(2, 9, Floating, "n:1")),
+        ("- \"\n- image: \"n:1\"\n", one(2, 11, Floating, "n:1")),
     ];
     for (text, expected) in cases {
         assert_eq!(found(FileKind::HelmTemplate, text), expected, "{text:?}");
@@ -344,4 +356,111 @@ fn syntax_errors_render_with_the_position() {
     charts/values.yaml:1:4: unterminated flow collection
     charts/values.yaml:2:3: mapping values are not allowed here
     ");
+}
+
+/// A YAML file that does not parse fails with its path, line and column (in characters, after
+/// a BOM, the same with CRLF), for every YAML kind, instead of losing what follows silently.
+#[test]
+fn yaml_syntax_errors_carry_path_line_and_column() {
+    use crate::Error;
+    // (text, line, column, message)
+    let cases = [
+        (
+            "a: \"unterminated\nimage: n:1\n",
+            1,
+            4,
+            "unterminated quoted scalar",
+        ),
+        (
+            "a: \"runs into the next document\n---\nimage: \"n:1\"\n",
+            1,
+            4,
+            "unterminated quoted scalar",
+        ),
+        (
+            "a:\n  b: \"x\" junk \"y\nimage: n:1\n",
+            2,
+            10,
+            "unexpected text after a quoted scalar",
+        ),
+        (
+            "é: \"x\nimage: \"n:1\"\n",
+            2,
+            9,
+            "unexpected text after a quoted scalar",
+        ),
+        ("a: {image: n:1\n", 1, 4, "unterminated flow collection"),
+        (
+            "a: {b: 1\nimage: n:1}\n",
+            2,
+            6,
+            "mapping values are not allowed here",
+        ),
+        (
+            "a: [x, \"y\" z]\nimage: n:1\n",
+            1,
+            12,
+            "expected ',' or ']' in the flow sequence",
+        ),
+        (
+            "a: {b: \"c\" d}\nimage: n:1\n",
+            1,
+            12,
+            "expected ',' or '}' in the flow mapping",
+        ),
+        (
+            "a: [x,\n---\nimage: n:1\n",
+            2,
+            1,
+            "document marker inside a flow collection",
+        ),
+        (
+            "a: [x}\nimage: n:1\n",
+            1,
+            6,
+            "mismatched bracket in flow collection",
+        ),
+        (
+            "image: b\n  c: d\n",
+            2,
+            3,
+            "mapping values are not allowed here",
+        ),
+    ];
+    let path = Path::new("charts/demo/values.yaml");
+    for (text, line, column, message) in cases {
+        for (variant, input) in [
+            ("lf", text.to_owned()),
+            ("crlf", text.replace('\n', "\r\n")),
+            ("bom", format!("\u{feff}{text}")),
+        ] {
+            for kind in [FileKind::Yaml, FileKind::Compose, FileKind::Workflow] {
+                let error = scan(path, kind, &input).unwrap_err();
+                let rendered = error.to_string();
+                let Error::Syntax {
+                    path: error_path,
+                    line: error_line,
+                    column: error_column,
+                    message: error_message,
+                } = error
+                else {
+                    panic!("{variant} {kind:?} {text:?}: {rendered}");
+                };
+                assert_eq!(
+                    (
+                        error_path.as_path(),
+                        error_line,
+                        error_column,
+                        error_message.as_str()
+                    ),
+                    (path, line, column, message),
+                    "{variant} {kind:?} {text:?}"
+                );
+                assert_eq!(
+                    rendered,
+                    format!("charts/demo/values.yaml:{line}:{column}: {message}")
+                );
+            }
+        }
+    }
 }

@@ -21,9 +21,14 @@
 //! skipped), comments, multi-document streams (`---`, `...`), CRLF line endings and a BOM.
 //!
 //! What it reports as a syntax error (for YAML, compose and workflow files; Helm templates are
-//! scanned leniently, line by line, instead): an unterminated quoted scalar or flow collection,
-//! and a `key: value` line inside a plain scalar's continuation (YAML's "mapping values are not
-//! allowed here").
+//! scanned leniently, line by line, instead): an unterminated quoted scalar or flow collection
+//! (also one that runs into a `---`/`...` line), text after a quoted scalar's closing quote,
+//! flow entries not separated by `,`, and a `key: value` inside a plain scalar's continuation
+//! (YAML's "mapping values are not allowed here"). These follow libyaml, so a stray quote or
+//! bracket fails where it would otherwise pair with one many lines later and hide what lies
+//! between. Read leniently, a quoted scalar continues on later lines only while they are
+//! indented deeper than its key and it closes with nothing after the quote; otherwise it ends
+//! with its own line.
 //!
 //! # Double-quoted scalars with escapes
 //!
@@ -154,6 +159,15 @@ struct Outcome {
     block_min: Option<usize>,
     /// A plain scalar ended the line: lines indented at least this much continue it.
     cont_min: Option<usize>,
+}
+
+/// Where a scalar sits, for reading a quoted one that does not close on its line.
+#[derive(Clone, Copy)]
+enum Context {
+    /// A block value: leniently read, its continuation lines are indented at least this much.
+    Block { min_indent: usize },
+    /// Inside a flow collection that ends by `limit` (its line's end, read leniently).
+    Flow { limit: usize },
 }
 
 pub(crate) struct Options<'p> {
@@ -473,7 +487,10 @@ impl<'a> Scanner<'a, '_, '_, '_> {
                 })
             }
             _ => {
-                let (scalar, end) = self.scalar(at, line_end, false)?;
+                let context = Context::Block {
+                    min_indent: col + 1,
+                };
+                let (scalar, end) = self.scalar(at, line_end, context)?;
                 self.record(name, Value::Scalar(scalar));
                 Ok(Outcome {
                     resume: Some(end),
@@ -516,7 +533,10 @@ impl<'a> Scanner<'a, '_, '_, '_> {
                 })
             }
             _ => {
-                let (_, end) = self.scalar(at, line_end, false)?;
+                let context = Context::Block {
+                    min_indent: cont.unwrap_or(0),
+                };
+                let (_, end) = self.scalar(at, line_end, context)?;
                 Ok(Outcome {
                     resume: Some(end),
                     cont_min: cont,
@@ -528,17 +548,26 @@ impl<'a> Scanner<'a, '_, '_, '_> {
 
     /// A scalar at `at`; returns it and the offset just past it. In flow context plain scalars
     /// also end at `,`, `]` and `}`.
-    fn scalar(&mut self, at: usize, line_end: usize, flow: bool) -> Result<(Scalar, usize), Error> {
+    fn scalar(
+        &mut self,
+        at: usize,
+        line_end: usize,
+        within: Context,
+    ) -> Result<(Scalar, usize), Error> {
         let s = self.s;
+        let flow = matches!(within, Context::Flow { .. });
         if let quote @ (b'"' | b'\'') = s[at] {
             let style = if quote == b'"' {
                 Style::Double
             } else {
                 Style::Single
             };
-            let close = match quoted_end(s, at, s.len()) {
-                Some(close) => close,
-                None if self.options.lenient => {
+            let close = match quoted_end(s, at, line_end) {
+                Some(close) => Some(close),
+                None => self.quoted_end_on_later_line(at, line_end, within),
+            };
+            let Some(close) = close else {
+                if self.options.lenient {
                     // Read line-wise: the scalar ends with its line.
                     let scalar = Scalar {
                         span: at + 1..line_end,
@@ -548,7 +577,7 @@ impl<'a> Scanner<'a, '_, '_, '_> {
                     };
                     return Ok((scalar, line_end));
                 }
-                None => return Err(self.error(at, "unterminated quoted scalar")),
+                return Err(self.error(at, "unterminated quoted scalar"));
             };
             let content = &s[at + 1..close];
             let escaped = content.contains(&b'\n')
@@ -560,6 +589,12 @@ impl<'a> Scanner<'a, '_, '_, '_> {
                 masked: content.contains(&MASK),
                 escaped,
             };
+            if !flow && !self.options.lenient {
+                let rest = skip_space(s, close + 1, s.len());
+                if rest < s.len() && !matches!(s[rest], b'\n' | b'#') {
+                    return Err(self.error(rest, "unexpected text after a quoted scalar"));
+                }
+            }
             return Ok((scalar, (close + 1).min(s.len())));
         }
         let mut end = at;
@@ -586,6 +621,47 @@ impl<'a> Scanner<'a, '_, '_, '_> {
         Ok((scalar, stop))
     }
 
+    /// The closing quote of a quoted scalar opened at `at` that did not close on its line
+    /// (ending at `line_end`). It never crosses a document marker. Read leniently (Helm
+    /// templates, where a quote is often unbalanced by masking or by mistake), the scalar only
+    /// continues on lines indented at least `min_indent` and must close with nothing but a
+    /// comment after it; otherwise it has no closing quote, and ends with its own line.
+    fn quoted_end_on_later_line(
+        &self,
+        at: usize,
+        mut line_end: usize,
+        context: Context,
+    ) -> Option<usize> {
+        let s = self.s;
+        let (limit, min_indent) = match context {
+            Context::Block { min_indent } => (s.len(), min_indent),
+            Context::Flow { limit } => (limit, 0),
+        };
+        loop {
+            let start = memchr::memchr(b'\n', &s[line_end..limit])? + line_end + 1;
+            if start >= limit {
+                return None;
+            }
+            line_end = memchr::memchr(b'\n', &s[start..limit]).map_or(limit, |i| start + i);
+            let line = &s[start..line_end];
+            if is_document_marker(line) {
+                return None;
+            }
+            let indent = line.iter().take_while(|&&b| b == b' ').count();
+            let blank = skip_space(line, indent, line.len()) == line.len();
+            if self.options.lenient && !blank && indent < min_indent {
+                return None;
+            }
+            if let Some(close) = quoted_end_from(s, s[at], start, line_end) {
+                let rest = skip_space(s, close + 1, line_end);
+                if self.options.lenient && rest < line_end && s[rest] != b'#' {
+                    return None;
+                }
+                return Some(close);
+            }
+        }
+    }
+
     /// A flow collection starting at `at` (`{` or `[`); returns the offset after its end.
     fn flow(
         &mut self,
@@ -608,6 +684,13 @@ impl<'a> Scanner<'a, '_, '_, '_> {
         }
         let mut entries: Vec<Entry<'a>> = Vec::new();
         let mut p = at + 1;
+        // Read strictly, an entry must be followed by `,` or the closing bracket, unless its
+        // last scalar is plain and ends its line: the next line may continue that scalar.
+        let strict = !self.options.lenient;
+        let mut after_entry = false;
+        let mut continued = false;
+        // The entry was a mapping key without `:`; its (continued) key's `:` may follow.
+        let mut bare_key = false;
         loop {
             p = skip_flow_space(s, p, limit);
             if p >= limit {
@@ -623,6 +706,7 @@ impl<'a> Scanner<'a, '_, '_, '_> {
             }
             if b == b',' {
                 p += 1;
+                after_entry = false;
                 continue;
             }
             if b == b']' || b == b'}' {
@@ -634,23 +718,56 @@ impl<'a> Scanner<'a, '_, '_, '_> {
                 return Err(self.error(p, "mismatched bracket in flow collection"));
             }
             let node_line_end = memchr::memchr(b'\n', &s[p..limit]).map_or(limit, |i| p + i);
+            if strict && (p == 0 || s[p - 1] == b'\n') && is_document_marker(&s[p..]) {
+                return Err(self.error(p, "document marker inside a flow collection"));
+            }
+            if strict && after_entry {
+                if !continued || matches!(b, b'"' | b'\'' | b'{' | b'[') {
+                    let message = if is_map {
+                        "expected ',' or '}' in the flow mapping"
+                    } else {
+                        "expected ',' or ']' in the flow sequence"
+                    };
+                    return Err(self.error(p, message));
+                }
+                // A plain scalar continued from the line before.
+                let (_, next) = flow_plain_key(s, p, node_line_end);
+                continued = at_line_end(s, next, limit);
+                p = skip_flow_space(s, next, limit);
+                if p < limit && s[p] == b':' {
+                    if is_map && !bare_key {
+                        return Err(self.error(p, "mapping values are not allowed here"));
+                    }
+                    (p, continued) = skip_flow_value(s, p + 1, limit);
+                    bare_key = false;
+                }
+                continue;
+            }
+            after_entry = true;
+            (bare_key, continued) = (false, false);
             if b == b'{' || b == b'[' {
                 path.push(if is_map { Seg::Key("") } else { Seg::Item });
                 p = self.flow(p, node_line_end, path, depth + 1)?;
                 path.pop();
+                let q = skip_flow_space(s, p, limit);
+                if is_map && q < limit && s[q] == b':' {
+                    // A flow collection as a key: its value is not read.
+                    (p, continued) = skip_flow_value(s, q + 1, limit);
+                }
                 continue;
             }
             let start = p;
             let (key, next) = if is_map && s[p] != b'"' && s[p] != b'\'' {
                 flow_plain_key(s, p, node_line_end)
             } else {
-                self.scalar(p, node_line_end, true)?
+                self.scalar(p, node_line_end, Context::Flow { limit })?
             };
+            continued = key.style == Style::Plain && at_line_end(s, next, limit);
             p = skip_flow_space(s, next, limit);
             if !is_map {
                 // A single-pair mapping inside a sequence, `[a: b]`, is skipped.
                 if p < limit && s[p] == b':' {
-                    p = skip_flow_value(s, p + 1, limit);
+                    (p, continued) = skip_flow_value(s, p + 1, limit);
                 }
                 continue;
             }
@@ -663,6 +780,7 @@ impl<'a> Scanner<'a, '_, '_, '_> {
                 ""
             };
             if p < limit && s[p] == b':' {
+                continued = false;
                 p = skip_flow_space(s, p + 1, limit);
                 if p >= limit {
                     continue;
@@ -677,7 +795,7 @@ impl<'a> Scanner<'a, '_, '_, '_> {
                     }
                     b',' | b'}' => push_entry(&mut entries, name, Value::Empty),
                     b'*' => {
-                        p = skip_flow_value(s, p, limit);
+                        (p, continued) = skip_flow_value(s, p, limit);
                         push_entry(&mut entries, name, Value::Other);
                     }
                     _ => {
@@ -691,16 +809,21 @@ impl<'a> Scanner<'a, '_, '_, '_> {
                             }
                         }
                         if q >= value_line_end {
+                            // The value follows on the next line.
                             p = q;
+                            after_entry = false;
                             push_entry(&mut entries, name, Value::Empty);
                             continue;
                         }
-                        let (value, next) = self.scalar(q, value_line_end, true)?;
+                        let (value, next) =
+                            self.scalar(q, value_line_end, Context::Flow { limit })?;
+                        continued = value.style == Style::Plain && at_line_end(s, next, limit);
                         p = next;
                         push_entry(&mut entries, name, Value::Scalar(value));
                     }
                 }
             } else {
+                bare_key = true;
                 push_entry(&mut entries, name, Value::Empty);
             }
         }
@@ -751,8 +874,11 @@ fn push_entry<'a>(entries: &mut Vec<Entry<'a>>, name: &'a str, value: Value) {
 
 /// The offset of the quote closing the quoted scalar opened at `at`, searching before `limit`.
 fn quoted_end(s: &[u8], at: usize, limit: usize) -> Option<usize> {
-    let quote = s[at];
-    let mut p = at + 1;
+    quoted_end_from(s, s[at], at + 1, limit)
+}
+
+/// The offset of the first `quote` from `p` on that closes a quoted scalar, before `limit`.
+fn quoted_end_from(s: &[u8], quote: u8, mut p: usize, limit: usize) -> Option<usize> {
     while p < limit {
         let i = memchr::memchr2(quote, b'\\', &s[p..limit])? + p;
         if s[i] == b'\\' {
@@ -772,6 +898,28 @@ fn quoted_end(s: &[u8], at: usize, limit: usize) -> Option<usize> {
     None
 }
 
+/// The offset of the first byte from `p` that is not a space, a tab or a `\r`.
+fn skip_space(s: &[u8], mut p: usize, limit: usize) -> usize {
+    while p < limit && matches!(s[p], b' ' | b'\t' | b'\r') {
+        p += 1;
+    }
+    p
+}
+
+/// Whether only spaces and a comment follow `p` on its line.
+fn at_line_end(s: &[u8], p: usize, limit: usize) -> bool {
+    let p = skip_space(s, p, limit);
+    p >= limit || matches!(s[p], b'\n' | b'#')
+}
+
+/// Whether `line` (from its first byte) is `---` or `...` alone or followed by a space.
+fn is_document_marker(line: &[u8]) -> bool {
+    (line.starts_with(b"---") || line.starts_with(b"..."))
+        && line
+            .get(3)
+            .is_none_or(|&b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+}
+
 fn skip_flow_space(s: &[u8], mut p: usize, limit: usize) -> usize {
     while p < limit {
         match s[p] {
@@ -785,21 +933,22 @@ fn skip_flow_space(s: &[u8], mut p: usize, limit: usize) -> usize {
     p
 }
 
-/// Skips a flow value that is not read (nested collections included).
-fn skip_flow_value(s: &[u8], p: usize, limit: usize) -> usize {
+/// Skips a flow value that is not read (nested collections included). Returns the offset
+/// after it and whether it is a plain scalar that ended at its line's end (and so may go on
+/// on the next line).
+fn skip_flow_value(s: &[u8], p: usize, limit: usize) -> (usize, bool) {
     let p = skip_flow_space(s, p, limit);
     if p < limit && (s[p] == b'{' || s[p] == b'[') {
-        return skip_flow(s, p, limit);
+        return (skip_flow(s, p, limit), false);
     }
-    let mut q = p;
-    while q < limit && !matches!(s[q], b',' | b']' | b'}') {
-        if (s[q] == b'"' || s[q] == b'\'') && q == p {
-            q = quoted_end(s, q, limit).map_or(limit, |c| c + 1);
-            continue;
-        }
-        q += 1;
+    if p < limit && (s[p] == b'"' || s[p] == b'\'') {
+        return (quoted_end(s, p, limit).map_or(limit, |c| c + 1), false);
     }
-    q
+    let q = memchr::memchr3(b',', b']', b'}', &s[p..limit]).map_or(limit, |i| p + i);
+    match memchr::memchr(b'\n', &s[p..q]) {
+        Some(i) => (p + i, true),
+        None => (q, q == limit),
+    }
 }
 
 /// Skips a whole flow collection by counting brackets outside quotes.
