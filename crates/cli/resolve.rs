@@ -2,7 +2,7 @@
 //! tokio runtime owned by this call. Credentials come from Docker's `config.json` (through
 //! `tagpin-registry`) and `GITHUB_TOKEN`/`GH_TOKEN` for ghcr.io.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::Context as _;
 use tagpin_registry::{Credentials, Resolution, Resolver, ResolverOptions, Stats, TagKey};
@@ -18,7 +18,7 @@ pub trait Progress: Sync {
     fn finish(&self);
 }
 
-/// Looks every key up once. Nothing to look up means no runtime, no credentials, no request.
+/// Looks every distinct key up once (`keys` may repeat; the stats count what that saved). Nothing to look up means no runtime, no credentials, no request.
 pub fn resolve(
     keys: Vec<TagKey>,
     settings: &Settings,
@@ -54,7 +54,7 @@ pub fn resolve(
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
         let resolver = Resolver::new(options).context("cannot set up the registry client")?;
-        progress.start(keys.len());
+        progress.start(keys.iter().collect::<BTreeSet<_>>().len());
         let resolution = resolver.resolve(keys, &|key| progress.advance(key)).await;
         progress.finish();
         Ok(resolution)

