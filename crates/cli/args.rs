@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::mirror::MirrorFlag;
+use tagpin_registry::Mirror;
 
 /// Pin container image references to digests.
 ///
@@ -35,7 +35,7 @@ pub struct GlobalArgs {
         global = true,
         value_name = "REGISTRY=HOST[:PORT][/PREFIX]"
     )]
-    pub mirrors: Vec<MirrorFlag>,
+    pub mirrors: Vec<Mirror>,
 
     /// Registry requests in flight at once (commands that resolve tags).
     #[arg(long, global = true, value_name = "N")]
@@ -60,6 +60,20 @@ pub enum Command {
     Scan(ScanArgs),
     /// Fail (exit 1) when a floating reference is not ignored or a file could not be read.
     Check(CheckArgs),
+    /// Resolve floating references to digests and show the rewrite as a diff; `--write`
+    /// writes it.
+    Pin(PinArgs),
+}
+
+impl Command {
+    /// The PATHs the command was given.
+    pub fn paths(&self) -> &[PathBuf] {
+        match self {
+            Self::Scan(scan) => &scan.paths,
+            Self::Check(check) => &check.paths,
+            Self::Pin(pin) => &pin.paths,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -83,13 +97,40 @@ pub struct CheckArgs {
     #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
     pub format: CheckFormat,
 
-    /// Also resolve pinned references and fail on stale or missing digests (not available yet).
+    /// Also resolve pinned references and fail on stale digests (the tag moved) and missing
+    /// ones (the tag is gone).
     #[arg(long)]
     pub online: bool,
 }
 
+#[derive(Debug, Args)]
+pub struct PinArgs {
+    /// Files or directories to pin (directories are walked, respecting `.gitignore`).
+    #[arg(value_name = "PATH", default_value = ".")]
+    pub paths: Vec<PathBuf>,
+
+    /// Write the changed files (atomically) instead of printing the diff.
+    #[arg(long)]
+    pub write: bool,
+
+    /// Leave pinned references alone: do not replace digests whose tag moved.
+    #[arg(long)]
+    pub no_refresh: bool,
+
+    /// Output format: `text` prints the diff on stdout; `json` prints every edit and every
+    /// unresolved reference.
+    #[arg(long, value_enum, default_value_t = PinFormat::Text)]
+    pub format: PinFormat,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ScanFormat {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PinFormat {
     Text,
     Json,
 }
@@ -146,6 +187,26 @@ mod tests {
     #[test]
     fn scan_has_no_github_format() {
         assert!(Cli::try_parse_from(["tagpin", "scan", "--format", "github"]).is_err());
+    }
+
+    #[test]
+    fn pin_flags() {
+        let cli =
+            Cli::try_parse_from(["tagpin", "pin", "charts", "--write", "--no-refresh"]).unwrap();
+        let Command::Pin(pin) = cli.command else {
+            panic!("not pin");
+        };
+        assert!(pin.write && pin.no_refresh);
+        assert_eq!(pin.format, PinFormat::Text);
+        assert_eq!(pin.paths, [PathBuf::from("charts")]);
+        assert!(Cli::try_parse_from(["tagpin", "pin", "--format", "sarif"]).is_err());
+    }
+
+    #[test]
+    fn bad_mirror_flags_are_usage_errors() {
+        let error =
+            Cli::try_parse_from(["tagpin", "--mirror", "quay.io=host:port", "pin"]).unwrap_err();
+        assert!(error.to_string().contains("port"), "{error}");
     }
 
     #[test]

@@ -2,26 +2,29 @@
 //! pick the exit code. This is the one place that renders errors and chooses exit codes:
 //!
 //! - 0: success;
-//! - 1: findings (`check` found a floating reference that is not ignored, or a file it could
-//!   not read or parse);
+//! - 1: findings (`check` found a floating reference that is not ignored, a file it could
+//!   not read or parse, or with `--online` a stale or missing digest; `pin` could not resolve
+//!   some references or write some files — the rest are still written);
 //! - 2: usage, config or fatal I/O error.
 
 mod args;
 mod commands;
 mod config;
 mod filter;
-mod mirror;
 mod printer;
 mod read;
+mod resolve;
 mod settings;
 mod walk;
+mod write;
 
 use std::io;
 use std::process::ExitCode;
 
 use clap::Parser as _;
 
-use crate::args::{Cli, Command};
+use crate::args::{CheckFormat, Cli, Command, PinFormat};
+use crate::commands::pin::PinOptions;
 use crate::printer::Printer;
 use crate::settings::{ProcessEnvironment, Settings};
 
@@ -66,14 +69,10 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<Outcome> {
-    let first_path = match &cli.command {
-        Command::Scan(scan) => scan.paths.first(),
-        Command::Check(check) => check.paths.first(),
-    };
     let settings = Settings::load(
         &cli.global,
         &ProcessEnvironment,
-        first_path.map(AsRef::as_ref),
+        cli.command.paths().first().map(AsRef::as_ref),
     )?;
     let printer = Printer::new(&settings);
     printer.config_note(settings.config_file.as_deref());
@@ -84,9 +83,31 @@ fn run(cli: &Cli) -> anyhow::Result<Outcome> {
             Ok(Outcome::Success)
         }
         Command::Check(check) => {
-            let report = commands::check::run(&check.paths, check.online, &settings)?;
+            let json = !matches!(check.format, CheckFormat::Text | CheckFormat::Github);
+            let progress = printer.progress(json);
+            let report = commands::check::run(&check.paths, check.online, &settings, &progress)?;
             printed(printer.check(&report, check.format))?;
             Ok(if report.summary.passed {
+                Outcome::Success
+            } else {
+                Outcome::Findings
+            })
+        }
+        Command::Pin(pin) => {
+            let options = PinOptions {
+                write: pin.write,
+                refresh: !pin.no_refresh,
+            };
+            let progress = printer.progress(pin.format == PinFormat::Json);
+            let report = commands::pin::run(
+                &pin.paths,
+                options,
+                &settings,
+                &ProcessEnvironment,
+                &progress,
+            )?;
+            printed(printer.pin(&report, pin.format))?;
+            Ok(if report.complete() {
                 Outcome::Success
             } else {
                 Outcome::Findings

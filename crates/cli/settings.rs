@@ -8,12 +8,16 @@
 //! | config file | `--config FILE` | `TAGPIN_CONFIG` | — | `.tagpin.yaml` in the first PATH (a directory), else in the current directory, else none |
 //! | color | `--color WHEN` | `TAGPIN_COLOR`, then `NO_COLOR` (set and non-empty: `never`) | — | `auto` (color when the stream is a terminal) |
 //! | mirrors | `--mirror R=H` (repeatable) | `TAGPIN_MIRRORS` (`R=H,R=H`) | `mirrors` | none |
-//! | concurrency | `--concurrency N` | `TAGPIN_CONCURRENCY` | `concurrency` | 8 |
-//! | per-registry concurrency | — | — | `per_registry_concurrency` | 4 |
+//! | concurrency | `--concurrency N` | `TAGPIN_CONCURRENCY` | `concurrency` | 16 |
+//! | per-registry concurrency | — | — | `per_registry_concurrency` | 8 |
 //! | request timeout | — | — | `timeout_seconds` | 30 |
 //! | insecure registries | — | — | `insecure_registries` | none |
 //! | include / exclude / ignore | — | — | `include`, `exclude`, `ignore` | none |
 //! | verbosity | `-v`, `-q` | — | — | normal |
+//! | ghcr.io token | — | `GITHUB_TOKEN`, then `GH_TOKEN` | — | none |
+//!
+//! Registry credentials also come from Docker's `config.json` (`$DOCKER_CONFIG/config.json`, else
+//! `~/.docker/config.json`), read by `tagpin-registry` when a command resolves tags.
 //!
 //! Mirrors merge per registry: a flag replaces the variable's entry for the same registry,
 //! which replaces the config file's. An environment variable set to the empty string counts
@@ -29,7 +33,7 @@ use anyhow::{Context as _, bail};
 use crate::args::{ColorChoice, GlobalArgs};
 use crate::config::{self, Config, LoadedConfig};
 use crate::filter::{IgnorePatterns, PathFilter};
-use crate::mirror::{MirrorEndpoint, MirrorFlag};
+use tagpin_registry::{Mirror, Secret};
 
 /// Every environment variable tagpin reads.
 pub mod env {
@@ -44,10 +48,24 @@ pub mod env {
     /// <https://no-color.org>: when set and not empty, no color unless `--color` or
     /// `TAGPIN_COLOR` asks for it.
     pub const NO_COLOR: &str = "NO_COLOR";
+    /// A GitHub token for ghcr.io (what Actions provides); `GH_TOKEN` is read when it is unset.
+    pub const GITHUB_TOKEN: &str = "GITHUB_TOKEN";
+    /// The GitHub CLI's name for the same token.
+    pub const GH_TOKEN: &str = "GH_TOKEN";
+    /// Docker's config directory (`config.json` inside). Read by `tagpin-registry`
+    /// (`Credentials::from_default_docker_config`), listed here so every name is in one place.
+    pub const DOCKER_CONFIG: &str = "DOCKER_CONFIG";
+    /// **Test only.** `pin --write` calls `std::process::abort()` after writing this many
+    /// files, so a test can kill the process between two writes.
+    pub const TEST_ABORT_AFTER_WRITES: &str = "TAGPIN_TEST_ABORT_AFTER_WRITES";
+    /// **Test only.** Before its first write, `pin --write` creates the file this names and
+    /// waits (up to a minute) until it is deleted, so a test can change a file between the scan
+    /// and the write deterministically.
+    pub const TEST_PAUSE_BEFORE_WRITES: &str = "TAGPIN_TEST_PAUSE_BEFORE_WRITES";
 }
 
-pub const DEFAULT_CONCURRENCY: usize = 8;
-pub const DEFAULT_PER_REGISTRY_CONCURRENCY: usize = 4;
+pub const DEFAULT_CONCURRENCY: usize = 16;
+pub const DEFAULT_PER_REGISTRY_CONCURRENCY: usize = 8;
 pub const DEFAULT_TIMEOUT_SECONDS: u64 = 30;
 
 /// Where environment variables come from: the process, or a table in tests.
@@ -88,46 +106,14 @@ pub struct Settings {
     pub config_file: Option<PathBuf>,
     pub paths: PathFilter,
     pub ignore: IgnorePatterns,
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "registry settings: read by `pin` and `check --online`, which come later"
-        )
-    )]
-    pub mirrors: BTreeMap<String, MirrorEndpoint>,
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "registry settings: read by `pin` and `check --online`, which come later"
-        )
-    )]
+    /// One mirror per registry, sorted by registry.
+    pub mirrors: Vec<Mirror>,
     pub insecure_registries: Vec<String>,
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "registry settings: read by `pin` and `check --online`, which come later"
-        )
-    )]
     pub concurrency: NonZeroUsize,
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "registry settings: read by `pin` and `check --online`, which come later"
-        )
-    )]
     pub per_registry_concurrency: NonZeroUsize,
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "registry settings: read by `pin` and `check --online`, which come later"
-        )
-    )]
     pub timeout: Duration,
+    /// `GITHUB_TOKEN` (or `GH_TOKEN`), sent to ghcr.io.
+    pub github_token: Option<Secret>,
     pub color: ColorChoice,
     pub verbosity: Verbosity,
 }
@@ -180,15 +166,13 @@ impl Settings {
             (None, None) => ColorChoice::Auto,
         };
 
+        // Merged per registry (normalised, so `index.docker.io` and `docker.io` are one).
         let mut mirrors = BTreeMap::new();
         for (registry, endpoint) in &config.mirrors {
-            let endpoint = endpoint
-                .parse::<MirrorEndpoint>()
-                .map_err(anyhow::Error::msg)
-                .with_context(|| {
-                    format!("invalid mirror for `{registry}`, {}", in_config("mirrors"))
-                })?;
-            mirrors.insert(registry.clone(), endpoint);
+            let mirror = Mirror::new(registry, endpoint).with_context(|| {
+                format!("invalid mirror for `{registry}`, {}", in_config("mirrors"))
+            })?;
+            mirrors.insert(mirror.registry().to_owned(), mirror);
         }
         if let Some(value) = non_empty(env, env::MIRRORS) {
             for item in value
@@ -196,15 +180,14 @@ impl Settings {
                 .map(str::trim)
                 .filter(|item| !item.is_empty())
             {
-                let flag = item
-                    .parse::<MirrorFlag>()
-                    .map_err(anyhow::Error::msg)
+                let mirror = item
+                    .parse::<Mirror>()
                     .with_context(|| format!("invalid mirror in {}", env::MIRRORS))?;
-                mirrors.insert(flag.registry, flag.endpoint);
+                mirrors.insert(mirror.registry().to_owned(), mirror);
             }
         }
-        for flag in &flags.mirrors {
-            mirrors.insert(flag.registry.clone(), flag.endpoint.clone());
+        for mirror in &flags.mirrors {
+            mirrors.insert(mirror.registry().to_owned(), mirror.clone());
         }
 
         let concurrency = match (flags.concurrency, non_empty(env, env::CONCURRENCY)) {
@@ -231,7 +214,7 @@ impl Settings {
                 .with_context(|| in_config("include/exclude"))?,
             ignore: IgnorePatterns::new(&config.ignore).with_context(|| in_config("ignore"))?,
             config_file,
-            mirrors,
+            mirrors: mirrors.into_values().collect(),
             insecure_registries: config.insecure_registries,
             concurrency,
             per_registry_concurrency: config
@@ -242,6 +225,9 @@ impl Settings {
                     .timeout_seconds
                     .map_or(DEFAULT_TIMEOUT_SECONDS, std::num::NonZeroU64::get),
             ),
+            github_token: non_empty(env, env::GITHUB_TOKEN)
+                .or_else(|| non_empty(env, env::GH_TOKEN))
+                .map(Secret::new),
             color,
             verbosity,
         })
@@ -355,20 +341,16 @@ mod tests {
         let settings = Settings::merge(
             &flags(&["--mirror", "ghcr.io=flag:6000/ghcr"]),
             &env,
-            config("mirrors: {quay.io: 'file:1', docker.io: 'file:2'}"),
+            config("mirrors: {quay.io: 'file:1', index.docker.io: 'file:2'}"),
         )
         .unwrap();
-        let mirrors: Vec<(String, String)> = settings
-            .mirrors
-            .iter()
-            .map(|(registry, endpoint)| (registry.clone(), endpoint.to_string()))
-            .collect();
+        let mirrors: Vec<String> = settings.mirrors.iter().map(ToString::to_string).collect();
         assert_eq!(
             mirrors,
             [
-                ("docker.io".to_owned(), "file:2".to_owned()),
-                ("ghcr.io".to_owned(), "flag:6000/ghcr".to_owned()),
-                ("quay.io".to_owned(), "env:5000".to_owned()),
+                "docker.io=file:2",
+                "ghcr.io=flag:6000/ghcr",
+                "quay.io=env:5000",
             ]
         );
     }
@@ -401,6 +383,35 @@ mod tests {
             set.config_file.as_deref(),
             Some(Path::new("repo/.tagpin.yaml"))
         );
+    }
+
+    #[test]
+    fn github_token_precedence() {
+        let table: &[(Vars, Option<&str>)] = &[
+            (&[], None),
+            (&[(env::GH_TOKEN, "gh")], Some("gh")),
+            (
+                &[(env::GITHUB_TOKEN, "github"), (env::GH_TOKEN, "gh")],
+                Some("github"),
+            ),
+            (
+                &[(env::GITHUB_TOKEN, ""), (env::GH_TOKEN, "gh")],
+                Some("gh"),
+            ),
+        ];
+        for (vars, expected) in table {
+            let env: BTreeMap<&str, &str> = vars.iter().copied().collect();
+            let settings = Settings::merge(&flags(&[]), &env, None).unwrap();
+            assert_eq!(
+                settings.github_token.as_ref().map(Secret::expose),
+                *expected,
+                "{vars:?}"
+            );
+            assert!(
+                !format!("{settings:?}").contains("github\""),
+                "{settings:?}"
+            );
+        }
     }
 
     #[test]

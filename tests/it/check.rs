@@ -5,6 +5,7 @@ use std::process::Stdio;
 
 use crate::context::TestContext;
 use crate::fixtures::{COMPOSE, DIGEST_A, REPO};
+use crate::registry::{Flavour, Registry};
 
 fn pinned_only() -> TestContext {
     let context = TestContext::new();
@@ -90,13 +91,41 @@ fn exit_2_on_usage_errors() {
     }
 }
 
+/// `--online` against a real registry: the pinned digest is stale until the file carries the
+/// tag's current one.
 #[test]
-fn online_is_not_available_yet() {
-    let run = pinned_only().run(["check", "--online"]);
-    run.assert_code(2);
+fn online_fails_on_a_stale_digest_and_passes_on_the_current_one() {
+    let context = pinned_only();
+    let mut registry = Registry::start();
+    let current = registry.push("docker.io/library/nginx:1.27", Flavour::Image);
+    let mirror = registry.mirror_args(["docker.io"]);
+    let mut args = vec!["check".to_owned(), "--online".to_owned()];
+    args.extend(mirror);
+
+    let run = context.run(&args);
+    run.assert_code(1);
+    assert_eq!(
+        run.stdout,
+        format!(
+            "deploy.yaml:4:14: stale digest nginx:1.27@{DIGEST_A}: docker.io/library/nginx:1.27 now points to {current}\n"
+        ),
+        "{run}"
+    );
     assert!(
-        run.stderr
-            .starts_with("error: `tagpin check --online` needs registry resolution"),
+        run.stderr.starts_with("check failed: 1 stale digest"),
+        "{run}"
+    );
+
+    context.write(
+        "deploy.yaml",
+        format!("spec:\n  containers:\n    - name: app\n      image: nginx:1.27@{current}\n"),
+    );
+    let run = context.run(&args);
+    run.assert_code(0);
+    assert!(
+        run.stderr.starts_with(
+            "check passed: no floating references, no stale or missing digests (1 reference in 1 file, 1 verified online)"
+        ),
         "{run}"
     );
 }
@@ -204,7 +233,7 @@ fn check_json_summary() {
         doc["summary"],
         serde_json::json!({
             "passed": false, "files": 1, "references": 2, "floating": 1, "ignored": 0,
-            "warnings": 0, "errors": 0,
+            "warnings": 0, "errors": 0, "stale": 0, "missing": 0, "unresolved": 0,
         })
     );
 }

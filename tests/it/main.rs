@@ -7,4 +7,6 @@ mod config;
 mod context;
 mod corpus;
 mod fixtures;
+mod pin;
+mod registry;
 mod scan;

@@ -1,12 +1,16 @@
-//! `tagpin check`: fails when a floating reference is not ignored, or a file could not be read.
+//! `tagpin check`: fails when a floating reference is not ignored, or a file could not be read;
+//! with `--online`, also when a pinned reference's digest is stale (its tag moved) or missing
+//! (its tag is gone), or could not be verified.
 
 use std::path::PathBuf;
 
 use serde::Serialize;
 use tagpin_formats::Status;
+use tagpin_registry::{ResolveError, Stats, TagKey};
 
 use super::scan::{ReferenceRow, ScanReport};
 use super::{FileError, Skipped};
+use crate::resolve::{self, Progress};
 use crate::settings::Settings;
 
 /// What `check` found: the JSON document `check --format json` prints. It has the fields of
@@ -16,7 +20,68 @@ pub struct CheckReport {
     pub references: Vec<ReferenceRow>,
     pub errors: Vec<FileError>,
     pub skipped: Vec<Skipped>,
+    /// With `--online`: what the registry said about the pinned references.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub online: Option<OnlineReport>,
     pub summary: CheckSummary,
+}
+
+/// The pinned references `check --online` found wrong, and what resolving cost.
+#[derive(Debug, Default, Serialize)]
+pub struct OnlineReport {
+    /// Pinned references looked up.
+    pub checked: usize,
+    /// The tag now points to another digest.
+    pub stale: Vec<OnlineProblem>,
+    /// The registry does not have the tag (or the repository) any more.
+    pub missing: Vec<OnlineProblem>,
+    /// The lookup failed otherwise (unauthorized, rate limited, timeout…): not verified.
+    pub unresolved: Vec<OnlineProblem>,
+    pub stats: Stats,
+}
+
+/// What is wrong with a pinned reference, for `--online`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnlineKind {
+    Stale,
+    Missing,
+    Unverified,
+}
+
+impl OnlineKind {
+    /// The words text output and annotations use.
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::Stale => "stale digest",
+            Self::Missing => "missing image",
+            Self::Unverified => "digest not verified",
+        }
+    }
+
+    /// The SARIF rule id.
+    pub fn rule(self) -> &'static str {
+        match self {
+            Self::Stale => "stale-digest",
+            Self::Missing => "missing-image",
+            Self::Unverified => "digest-not-verified",
+        }
+    }
+}
+
+/// One pinned reference with a problem.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct OnlineProblem {
+    pub path: String,
+    pub line: usize,
+    pub column: usize,
+    pub text: String,
+    /// The digest written in the file.
+    pub digest: String,
+    /// The tag's digest now (stale references only).
+    pub current_digest: Option<String>,
+    /// [`ResolveError::kind`] when the lookup failed.
+    pub error: Option<&'static str>,
+    pub message: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -31,6 +96,11 @@ pub struct CheckSummary {
     pub warnings: usize,
     /// Files that could not be read or parsed.
     pub errors: usize,
+    /// With `--online`: pinned references whose tag moved, whose tag is gone, and whose
+    /// lookup failed.
+    pub stale: usize,
+    pub missing: usize,
+    pub unresolved: usize,
 }
 
 impl CheckReport {
@@ -48,13 +118,28 @@ impl CheckReport {
                 .filter(|r| !r.warnings.is_empty() && r.status != Status::Ignored)
                 .count(),
             errors: scan.errors.len(),
+            stale: 0,
+            missing: 0,
+            unresolved: 0,
         };
         Self {
             references: scan.references,
             errors: scan.errors,
             skipped: scan.skipped,
+            online: None,
             summary,
         }
+    }
+
+    /// Adds what `--online` found; any problem fails the check.
+    pub fn with_online(mut self, online: OnlineReport) -> Self {
+        self.summary.stale = online.stale.len();
+        self.summary.missing = online.missing.len();
+        self.summary.unresolved = online.unresolved.len();
+        self.summary.passed &=
+            online.stale.is_empty() && online.missing.is_empty() && online.unresolved.is_empty();
+        self.online = Some(online);
+        self
     }
 
     /// The references that fail the check.
@@ -62,6 +147,20 @@ impl CheckReport {
         self.references
             .iter()
             .filter(|reference| reference.status == Status::Floating)
+    }
+
+    /// With `--online`: every pinned reference with a problem, stale first, then missing, then
+    /// not verified.
+    pub fn online_problems(&self) -> impl Iterator<Item = (OnlineKind, &OnlineProblem)> {
+        self.online.iter().flat_map(|online| {
+            let stale = online.stale.iter().map(|p| (OnlineKind::Stale, p));
+            let missing = online.missing.iter().map(|p| (OnlineKind::Missing, p));
+            let unresolved = online
+                .unresolved
+                .iter()
+                .map(|p| (OnlineKind::Unverified, p));
+            stale.chain(missing).chain(unresolved)
+        })
     }
 
     /// The references with warnings. An ignored reference is left alone, warnings included.
@@ -72,12 +171,74 @@ impl CheckReport {
     }
 }
 
-pub fn run(paths: &[PathBuf], online: bool, settings: &Settings) -> anyhow::Result<CheckReport> {
-    if online {
-        anyhow::bail!(
-            "`tagpin check --online` needs registry resolution, which arrives with `tagpin pin`; \
-             run `tagpin check` without `--online` to check offline"
-        );
+pub fn run(
+    paths: &[PathBuf],
+    online: bool,
+    settings: &Settings,
+    progress: &dyn Progress,
+) -> anyhow::Result<CheckReport> {
+    let report = CheckReport::from_scan(super::scan::run(paths, settings)?);
+    if !online {
+        return Ok(report);
     }
-    Ok(CheckReport::from_scan(super::scan::run(paths, settings)?))
+    let pinned: Vec<(&ReferenceRow, TagKey)> = report
+        .references
+        .iter()
+        .filter(|reference| reference.status == Status::Pinned)
+        .filter_map(|reference| {
+            let key = TagKey::new(
+                reference.registry.as_deref()?,
+                reference.repository.as_deref()?,
+                reference.tag.as_deref()?,
+            );
+            Some((reference, key))
+        })
+        .collect();
+    let resolution = resolve::resolve(
+        pinned.iter().map(|(_, key)| key.clone()).collect(),
+        settings,
+        progress,
+    )?;
+    let mut online = OnlineReport {
+        checked: pinned.len(),
+        ..OnlineReport::default()
+    };
+    for (reference, key) in &pinned {
+        let written = reference.digest.clone().unwrap_or_default();
+        let problem = |current_digest, error, message| OnlineProblem {
+            path: reference.path.clone(),
+            line: reference.line,
+            column: reference.column,
+            text: reference.text.clone(),
+            digest: written.clone(),
+            current_digest,
+            error,
+            message,
+        };
+        match resolution.digests.get(key) {
+            Some(Ok(current)) if current.to_string() == written => {}
+            Some(Ok(current)) => online.stale.push(problem(
+                Some(current.to_string()),
+                None,
+                format!("{key} now points to {current}"),
+            )),
+            Some(Err(error @ ResolveError::NotFound { .. })) => {
+                online
+                    .missing
+                    .push(problem(None, Some(error.kind()), error.to_string()));
+            }
+            Some(Err(error)) => {
+                online
+                    .unresolved
+                    .push(problem(None, Some(error.kind()), error.to_string()));
+            }
+            None => online.unresolved.push(problem(
+                None,
+                Some("not-looked-up"),
+                format!("{key} was not looked up"),
+            )),
+        }
+    }
+    online.stats = resolution.stats;
+    Ok(report.with_online(online))
 }

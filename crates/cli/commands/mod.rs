@@ -2,6 +2,7 @@
 //! printer's job (`crate::printer`), exit codes are `main`'s.
 
 pub mod check;
+pub mod pin;
 pub mod scan;
 
 use std::path::PathBuf;
@@ -12,22 +13,27 @@ use tagpin_formats::{FileKind, Finding};
 
 use crate::read::{self, Contents};
 use crate::settings::Settings;
-use crate::walk::{self, Visit};
+use crate::walk::{self, Candidate, Visit};
 
 /// A file that was read and scanned, with its findings (the config's `ignore` applied).
 #[derive(Debug)]
 pub struct ScannedFile {
     /// Where it was read from.
-    #[expect(
-        dead_code,
-        reason = "read by `pin`, which rewrites the file; it comes later"
-    )]
     pub path: PathBuf,
     /// How it is shown: relative to the PATH given (see `walk::DisplayPaths`).
     pub display: String,
-    #[expect(dead_code, reason = "read by `pin`, which comes later")]
-    pub kind: FileKind,
     pub findings: Vec<Finding>,
+    /// The text that was scanned, when [`collect`] was asked to keep it (`pin` edits it and
+    /// checks the file still holds it before writing); `None` otherwise.
+    pub text: Option<String>,
+}
+
+/// What [`collect`] keeps of each file besides its findings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keep {
+    Findings,
+    /// The findings and the text of files with findings.
+    Text,
 }
 
 /// A file that could not be read or parsed.
@@ -66,13 +72,11 @@ pub fn check_paths(paths: &[PathBuf]) -> anyhow::Result<()> {
 }
 
 /// Walks `paths`, reads and scans every file tagpin knows, in parallel.
-pub fn collect(paths: &[PathBuf], settings: &Settings) -> Collected {
+pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected {
     let collected = Mutex::new(Collected::default());
     walk::walk(paths, &settings.paths, &|visit| {
         let outcome = match visit {
-            Visit::File(candidate) => {
-                scan_file(candidate.path, candidate.display, candidate.kind, settings)
-            }
+            Visit::File(candidate) => scan_file(candidate, settings, keep),
             Visit::Error { display, message } => Outcome::Error(FileError {
                 path: display,
                 message,
@@ -116,17 +120,21 @@ thread_local! {
     static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-fn scan_file(path: PathBuf, display: String, kind: FileKind, settings: &Settings) -> Outcome {
-    BUFFER.with_borrow_mut(|buffer| scan_file_with(path, display, kind, settings, buffer))
+fn scan_file(candidate: Candidate, settings: &Settings, keep: Keep) -> Outcome {
+    BUFFER.with_borrow_mut(|buffer| scan_file_with(candidate, settings, keep, buffer))
 }
 
 fn scan_file_with(
-    path: PathBuf,
-    display: String,
-    kind: FileKind,
+    candidate: Candidate,
     settings: &Settings,
+    keep: Keep,
     buffer: &mut Vec<u8>,
 ) -> Outcome {
+    let Candidate {
+        path,
+        display,
+        kind,
+    } = candidate;
     let text = match read::read(&path, buffer) {
         Ok(Contents::Text(text)) => text,
         Ok(Contents::Empty) => {
@@ -147,11 +155,12 @@ fn scan_file_with(
     match tagpin_formats::scan(&rules_path, kind, text) {
         Ok(mut findings) => {
             settings.ignore.apply(&mut findings);
+            let text = (keep == Keep::Text && !findings.is_empty()).then(|| text.to_owned());
             Outcome::Scanned(ScannedFile {
                 path,
                 display,
-                kind,
                 findings,
+                text,
             })
         }
         Err(error) => Outcome::Error(FileError {

@@ -108,5 +108,9 @@ impl ScanReport {
 
 pub fn run(paths: &[PathBuf], settings: &Settings) -> anyhow::Result<ScanReport> {
     super::check_paths(paths)?;
-    Ok(ScanReport::from_collected(super::collect(paths, settings)))
+    Ok(ScanReport::from_collected(super::collect(
+        paths,
+        settings,
+        super::Keep::Findings,
+    )))
 }

@@ -33,6 +33,17 @@ pub fn check(out: &mut impl Write, report: &CheckReport) -> io::Result<()> {
             )),
         )?;
     }
+    for (kind, problem) in report.online_problems() {
+        writeln!(
+            out,
+            "::error file={},line={},col={},title={}::{}",
+            property(&problem.path),
+            problem.line,
+            problem.column,
+            property(kind.title()),
+            data(&format!("{}: {}", problem.text, problem.message)),
+        )?;
+    }
     for reference in report.warned() {
         for warning in &reference.warnings {
             writeln!(

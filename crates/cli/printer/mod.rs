@@ -4,14 +4,18 @@
 //! and summaries go to stderr. Writes go through locked handles with `writeln!`; a broken pipe
 //! comes back as an error that `main` does not report.
 
+mod diff;
 mod github;
+mod pin;
+mod progress;
 mod sarif;
 mod text;
 
 use std::io::{self, IsTerminal as _, Write};
 
-use crate::args::{CheckFormat, ScanFormat};
+use crate::args::{CheckFormat, PinFormat, ScanFormat};
 use crate::commands::check::CheckReport;
+use crate::commands::pin::PinReport;
 use crate::commands::scan::ScanReport;
 use crate::settings::{Settings, Verbosity};
 
@@ -81,6 +85,42 @@ impl Printer {
         stdout.flush()?;
         diagnostics.files(&mut stderr, &report.errors, &report.skipped)?;
         diagnostics.check_summary(&mut stderr, report)
+    }
+
+    pub fn pin(self, report: &PinReport, format: PinFormat) -> io::Result<()> {
+        let mut stdout = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+        let mut stderr = io::stderr().lock();
+        let diagnostics = text::Diagnostics {
+            verbosity: self.verbosity,
+            color: self.stderr_color,
+        };
+        match format {
+            PinFormat::Text => {
+                if !report.summary.write {
+                    pin::diffs(&mut stdout, report)?;
+                }
+                stdout.flush()?;
+                diagnostics.files(&mut stderr, &report.errors, &report.skipped)?;
+                pin::diagnostics(&mut stderr, report, self.verbosity, self.stderr_color)
+            }
+            PinFormat::Json => {
+                write_json(&mut stdout, report)?;
+                stdout.flush()?;
+                diagnostics.files(&mut stderr, &report.errors, &report.skipped)?;
+                if self.verbosity == Verbosity::Verbose {
+                    pin::stats(&mut stderr, &report.stats)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The progress bar for resolving tags: drawn on stderr when it is a terminal, unless
+    /// `-q` or the output is JSON.
+    pub fn progress(self, json: bool) -> progress::Bar {
+        progress::Bar::new(
+            !json && self.verbosity != Verbosity::Quiet && io::stderr().is_terminal(),
+        )
     }
 
     /// With `-v`: which config file is in use.

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::commands::check::CheckReport;
+use crate::commands::check::{CheckReport, OnlineKind};
 
 const FLOATING: &str = "floating-image-reference";
 const NOT_CHECKED: &str = "file-not-checked";
@@ -32,6 +32,29 @@ pub fn check(report: &CheckReport) -> Value {
             "defaultConfiguration": { "level": "error" },
         }),
     ];
+    if report.online.is_some() {
+        for (kind, text) in [
+            (
+                OnlineKind::Stale,
+                "The pinned digest is no longer the tag's: the tag moved. Run tagpin pin to refresh it.",
+            ),
+            (
+                OnlineKind::Missing,
+                "The registry no longer has the pinned tag or repository.",
+            ),
+            (
+                OnlineKind::Unverified,
+                "The pinned digest could not be checked against the registry.",
+            ),
+        ] {
+            rules.push(json!({
+                "id": kind.rule(),
+                "shortDescription": { "text": kind.title() },
+                "fullDescription": { "text": text },
+                "defaultConfiguration": { "level": "error" },
+            }));
+        }
+    }
     let mut warning_rules = std::collections::BTreeSet::new();
     let mut results = Vec::new();
     for reference in report.floating() {
@@ -40,6 +63,14 @@ pub fn check(report: &CheckReport) -> Value {
             "level": "error",
             "message": { "text": format!("{} is a floating image reference: pin it to a digest", reference.text) },
             "locations": location(&reference.path, Some((reference.line, reference.column))),
+        }));
+    }
+    for (kind, problem) in report.online_problems() {
+        results.push(json!({
+            "ruleId": kind.rule(),
+            "level": "error",
+            "message": { "text": format!("{}: {}", problem.text, problem.message) },
+            "locations": location(&problem.path, Some((problem.line, problem.column))),
         }));
     }
     for reference in report.warned() {

@@ -213,3 +213,65 @@ fn errors_with_causes() {
       caused by: unknown field `ignroe`
     ");
 }
+
+fn online_report() -> CheckReport {
+    use crate::commands::check::{OnlineProblem, OnlineReport};
+    let mut scan = report();
+    scan.references.retain(|r| r.status != Status::Floating);
+    let problem =
+        |line, error: Option<&'static str>, current: Option<&str>, message: &str| OnlineProblem {
+            path: "Dockerfile".to_owned(),
+            line,
+            column: 6,
+            text: format!("gcr.io/distroless/static:nonroot@{DIGEST}"),
+            digest: DIGEST.to_owned(),
+            current_digest: current.map(ToOwned::to_owned),
+            error,
+            message: message.to_owned(),
+        };
+    let current = format!("sha256:{}", "b".repeat(64));
+    CheckReport::from_scan(scan).with_online(OnlineReport {
+        checked: 3,
+        stale: vec![problem(
+            5,
+            None,
+            Some(&current),
+            &format!("gcr.io/distroless/static:nonroot now points to {current}"),
+        )],
+        missing: vec![problem(
+            7,
+            Some("not-found"),
+            None,
+            "http://127.0.0.1:5000/v2/distroless/static/manifests/nonroot: not found (MANIFEST_UNKNOWN)",
+        )],
+        unresolved: vec![problem(
+            9,
+            Some("timeout"),
+            None,
+            "https://gcr.io/v2/distroless/static/manifests/nonroot: no response within 30s",
+        )],
+        stats: tagpin_registry::Stats::default(),
+    })
+}
+
+#[test]
+fn check_online_every_format() {
+    let report = online_report();
+    assert!(!report.summary.passed);
+    let diagnostics = text::Diagnostics {
+        verbosity: Verbosity::Normal,
+        color: false,
+    };
+    let text = render(|out| {
+        text::check_lines(out, &report, false)?;
+        diagnostics.check_summary(out, &report)
+    });
+    let github = render(|out| github::check(out, &report));
+    let sarif = serde_json::to_string_pretty(&sarif::check(&report))
+        .unwrap()
+        .replace(env!("CARGO_PKG_VERSION"), "[version]");
+    let json = render(|out| write_json(out, &report.online));
+    insta::assert_snapshot!(format!(
+        "--- text\n{text}--- github\n{github}--- json (online)\n{json}--- sarif\n{sarif}\n"
+    ));
+}

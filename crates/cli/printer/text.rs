@@ -10,13 +10,13 @@ use crate::commands::scan::ScanReport;
 use crate::commands::{FileError, Skipped};
 use crate::settings::Verbosity;
 
-const RED: &str = "\x1b[31m";
-const YELLOW: &str = "\x1b[33m";
+pub const RED: &str = "\x1b[31m";
+pub const YELLOW: &str = "\x1b[33m";
 const BOLD: &str = "\x1b[1m";
 const DIM: &str = "\x1b[2m";
 const RESET: &str = "\x1b[0m";
 
-fn paint(text: &str, style: &str, color: bool) -> String {
+pub fn paint(text: &str, style: &str, color: bool) -> String {
     if color {
         format!("{style}{text}{RESET}")
     } else {
@@ -32,7 +32,7 @@ fn status_style(status: Status) -> &'static str {
     }
 }
 
-fn status_name(status: Status) -> &'static str {
+pub fn status_name(status: Status) -> &'static str {
     match status {
         Status::Floating => "floating",
         Status::Pinned => "pinned",
@@ -85,6 +85,18 @@ pub fn check_lines(out: &mut impl Write, report: &CheckReport, color: bool) -> i
             reference.column,
             paint("floating image reference", YELLOW, color),
             reference.text
+        )?;
+    }
+    for (kind, problem) in report.online_problems() {
+        writeln!(
+            out,
+            "{}:{}:{}: {} {}: {}",
+            problem.path,
+            problem.line,
+            problem.column,
+            paint(kind.title(), RED, color),
+            problem.text,
+            problem.message
         )?;
     }
     for reference in report.warned() {
@@ -177,9 +189,31 @@ impl Diagnostics {
         if summary.errors > 0 {
             problems.push(format!("{} not checked", plural(summary.errors, "file")));
         }
+        if summary.stale > 0 {
+            problems.push(plural(summary.stale, "stale digest"));
+        }
+        if summary.missing > 0 {
+            problems.push(plural(summary.missing, "missing image"));
+        }
+        if summary.unresolved > 0 {
+            problems.push(format!(
+                "{} not verified",
+                plural(summary.unresolved, "digest")
+            ));
+        }
+        let online = report
+            .online
+            .as_ref()
+            .map(|online| format!(", {} verified online", online.checked))
+            .unwrap_or_default();
         let mut line = if summary.passed {
             format!(
-                "check passed: no floating references ({} in {}",
+                "check passed: no floating references{} ({} in {}",
+                if report.online.is_some() {
+                    ", no stale or missing digests"
+                } else {
+                    ""
+                },
                 plural(summary.references, "reference"),
                 plural(summary.files, "file")
             )
@@ -195,6 +229,7 @@ impl Diagnostics {
         if summary.ignored > 0 {
             let _ = write!(line, ", {} ignored", summary.ignored);
         }
+        line.push_str(&online);
         line.push(')');
         if summary.warnings > 0 {
             let _ = write!(line, "; {}", plural(summary.warnings, "warning"));
@@ -222,7 +257,7 @@ impl Diagnostics {
     }
 }
 
-fn plural(n: usize, noun: &str) -> String {
+pub fn plural(n: usize, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {

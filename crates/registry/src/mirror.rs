@@ -36,13 +36,18 @@ impl Mirror {
             Some((host, prefix)) => (host, Some(prefix.trim_matches('/').to_owned())),
             None => (endpoint, None),
         };
-        if host.is_empty() || host.contains(['@', '?', '#', ' ']) {
-            return Err(invalid("the endpoint must be HOST[:PORT][/PREFIX]"));
+        check_host(host).map_err(invalid)?;
+        let prefix = prefix.filter(|prefix| !prefix.is_empty());
+        if prefix
+            .as_deref()
+            .is_some_and(|prefix| prefix.split('/').any(str::is_empty))
+        {
+            return Err(invalid("the path prefix has an empty component"));
         }
         Ok(Self {
             registry: normalise_registry(registry),
             host: host.to_ascii_lowercase(),
-            prefix: prefix.filter(|prefix| !prefix.is_empty()),
+            prefix,
         })
     }
 
@@ -95,6 +100,45 @@ impl fmt::Display for Mirror {
     }
 }
 
+/// Checks `host[:port]`: a host name or IPv4 address (letters, digits, `.`, `-`, `_`) or a
+/// bracketed IPv6 address, then an optional port from 0 to 65535.
+fn check_host(authority: &str) -> Result<(), &'static str> {
+    let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
+        let Some((address, after)) = rest.split_once(']') else {
+            return Err("an IPv6 address needs its closing `]`");
+        };
+        if address.is_empty() || !address.chars().all(|c| c.is_ascii_hexdigit() || c == ':') {
+            return Err("the endpoint must be HOST[:PORT][/PREFIX]");
+        }
+        match after {
+            "" => (address, None),
+            _ => match after.strip_prefix(':') {
+                Some(port) => (address, Some(port)),
+                None => return Err("the endpoint must be HOST[:PORT][/PREFIX]"),
+            },
+        }
+    } else {
+        match authority.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        }
+    };
+    if host.is_empty() {
+        return Err("the endpoint must be HOST[:PORT][/PREFIX]: the host is empty");
+    }
+    if !authority.starts_with('[')
+        && !host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+    {
+        return Err("the host may hold only letters, digits, `.`, `-` and `_`");
+    }
+    if port.is_some_and(|port| port.parse::<u16>().is_err()) {
+        return Err("the port must be a number from 0 to 65535");
+    }
+    Ok(())
+}
+
 /// Folds Docker Hub's aliases into `docker.io`, the name references normalise to.
 pub(crate) fn normalise_registry(registry: &str) -> String {
     let registry = registry.to_ascii_lowercase();
@@ -132,6 +176,8 @@ mod tests {
                 "m.example:443",
                 Some("a/b"),
             ),
+            ("quay.io=[::1]:5000/q", "quay.io", "[::1]:5000", Some("q")),
+            ("quay.io=127.0.0.1:5000", "quay.io", "127.0.0.1:5000", None),
         ];
         for (text, registry, host, prefix) in cases {
             let mirror: Mirror = text.parse().unwrap();
@@ -151,6 +197,13 @@ mod tests {
             "quay.io=",
             "quay.io=http://host",
             "a/b=host",
+            "quay.io=:5000",
+            "quay.io=host:port",
+            "quay.io=host:70000",
+            "quay.io=ht tp",
+            "quay.io=host/a//b",
+            "quay.io=user@host",
+            "quay.io=[::1",
         ] {
             let error = text.parse::<Mirror>().unwrap_err();
             assert!(

@@ -1,0 +1,210 @@
+//! `tagpin pin`: resolve floating (and, unless `--no-refresh`, pinned) references and compute
+//! the rewrite; with `--write`, write the changed files atomically.
+
+mod plan;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tagpin_formats::Status;
+use tagpin_registry::Stats;
+
+pub use plan::{Change, EditRecord, Unresolved, Unsupported};
+
+use super::{FileError, Keep, Skipped};
+use crate::resolve::{self, Progress};
+use crate::settings::{Environment, Settings, env};
+use crate::write;
+
+/// How `pin` runs.
+#[derive(Clone, Copy, Debug)]
+pub struct PinOptions {
+    /// Write the changed files (otherwise only report).
+    pub write: bool,
+    /// Look pinned references up too and replace digests whose tag moved.
+    pub refresh: bool,
+}
+
+/// What `pin` did: the JSON document `pin --format json` prints.
+#[derive(Debug, Serialize)]
+pub struct PinReport {
+    /// Every reference rewritten (or that `--write` would rewrite).
+    pub edits: Vec<EditRecord>,
+    /// Every reference whose tag could not be resolved, with the reason.
+    pub unresolved: Vec<Unresolved>,
+    /// References that resolved but cannot be rewritten in place.
+    pub unsupported: Vec<Unsupported>,
+    /// Files written (with `--write`).
+    pub written: Vec<String>,
+    /// Files that should have changed but were not written, and why.
+    pub not_written: Vec<FileError>,
+    /// Files that could not be read or parsed.
+    pub errors: Vec<FileError>,
+    pub skipped: Vec<Skipped>,
+    pub summary: PinSummary,
+    /// What resolving cost: requests by method and status, tokens, retries, lookups.
+    pub stats: Stats,
+    /// Old and new text of each file that changes, for the diff.
+    #[serde(skip)]
+    pub rewrites: Vec<FileChange>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PinSummary {
+    pub write: bool,
+    pub files: usize,
+    pub references: usize,
+    /// Floating references that got a digest.
+    pub pinned: usize,
+    /// Pinned references whose digest moved with their tag.
+    pub refreshed: usize,
+    /// Pinned references whose digest is current.
+    pub unchanged: usize,
+    pub unresolved: usize,
+    pub unsupported: usize,
+    /// References left alone, by status.
+    pub skipped: BTreeMap<Status, usize>,
+    /// Edited references with the Kubernetes `latest` pull-policy warning.
+    pub warnings: usize,
+    pub files_changed: usize,
+    pub files_written: usize,
+    pub files_not_written: usize,
+}
+
+/// One file that changes.
+#[derive(Clone, Debug)]
+pub struct FileChange {
+    pub path: String,
+    pub old_text: String,
+    pub new_text: String,
+}
+
+impl PinReport {
+    /// Whether everything that should have been done was: every reference resolved, and with
+    /// `--write` every changed file written.
+    pub fn complete(&self) -> bool {
+        self.unresolved.is_empty() && self.not_written.is_empty()
+    }
+}
+
+pub fn run(
+    paths: &[PathBuf],
+    options: PinOptions,
+    settings: &Settings,
+    environment: &impl Environment,
+    progress: &dyn Progress,
+) -> anyhow::Result<PinReport> {
+    super::check_paths(paths)?;
+    let collected = super::collect(paths, settings, Keep::Text);
+    let keys = plan::keys_to_resolve(&collected.files, options.refresh);
+    let resolution = resolve::resolve(keys, settings, progress)?;
+    let plan = plan::plan(&collected.files, &resolution.digests, options.refresh);
+
+    let mut not_written: Vec<FileError> = plan
+        .failed
+        .iter()
+        .map(|(index, message)| FileError {
+            path: collected.files[*index].display.clone(),
+            message: format!("not written: the edits do not apply ({message})"),
+        })
+        .collect();
+    let rewrites: Vec<FileChange> = plan
+        .rewrites
+        .iter()
+        .map(|rewrite| {
+            let file = &collected.files[rewrite.file];
+            FileChange {
+                path: file.display.clone(),
+                old_text: file.text.clone().unwrap_or_default(),
+                new_text: rewrite.new_text.clone(),
+            }
+        })
+        .collect();
+
+    let mut written = Vec::new();
+    if options.write && !plan.rewrites.is_empty() {
+        let hooks = TestHooks::from_env(environment);
+        hooks.pause_before_writes();
+        for (rewrite, change) in plan.rewrites.iter().zip(&rewrites) {
+            let file = &collected.files[rewrite.file];
+            match write::replace(&file.path, &change.old_text, &change.new_text) {
+                Ok(()) => {
+                    written.push(change.path.clone());
+                    hooks.after_write(written.len());
+                }
+                Err(error) => not_written.push(FileError {
+                    path: change.path.clone(),
+                    message: error.to_string(),
+                }),
+            }
+        }
+    }
+    not_written.sort_by(|a, b| a.path.cmp(&b.path));
+
+    let count = |change| plan.edits.iter().filter(|e| e.change == change).count();
+    let summary = PinSummary {
+        write: options.write,
+        files: collected.files_scanned,
+        references: collected.files.iter().map(|f| f.findings.len()).sum(),
+        pinned: count(Change::Pinned),
+        refreshed: count(Change::Refreshed),
+        unchanged: plan.unchanged,
+        unresolved: plan.unresolved.len(),
+        unsupported: plan.unsupported.len(),
+        skipped: plan.skipped,
+        warnings: plan.edits.iter().filter(|e| !e.warnings.is_empty()).count(),
+        files_changed: rewrites.len(),
+        files_written: written.len(),
+        files_not_written: not_written.len(),
+    };
+    Ok(PinReport {
+        edits: plan.edits,
+        unresolved: plan.unresolved,
+        unsupported: plan.unsupported,
+        written,
+        not_written,
+        errors: collected.errors,
+        skipped: collected.skipped,
+        summary,
+        stats: resolution.stats,
+        rewrites,
+    })
+}
+
+/// The test-only hooks of `settings::env` (`TAGPIN_TEST_*`): they let the end-to-end tests
+/// stop the process between two writes, and change a file between the scan and the write,
+/// deterministically. Unset, they do nothing.
+struct TestHooks {
+    abort_after_writes: Option<usize>,
+    pause_file: Option<PathBuf>,
+}
+
+impl TestHooks {
+    fn from_env(environment: &impl Environment) -> Self {
+        let value = |name| environment.var(name).filter(|value| !value.is_empty());
+        Self {
+            abort_after_writes: value(env::TEST_ABORT_AFTER_WRITES).and_then(|n| n.parse().ok()),
+            pause_file: value(env::TEST_PAUSE_BEFORE_WRITES).map(PathBuf::from),
+        }
+    }
+
+    /// Creates the pause file and waits (at most a minute) until the test deletes it.
+    fn pause_before_writes(&self) {
+        let Some(path) = &self.pause_file else { return };
+        if std::fs::write(path, b"").is_err() {
+            return;
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while path.exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn after_write(&self, written: usize) {
+        if self.abort_after_writes == Some(written) {
+            std::process::abort();
+        }
+    }
+}

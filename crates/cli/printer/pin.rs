@@ -1,0 +1,176 @@
+//! `pin`'s text output: the diff on stdout; unresolved references, files not written,
+//! warnings and the summary on stderr; the resolver's figures with `-v`.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use tagpin_registry::Stats;
+
+use super::diff;
+use super::text::{RED, YELLOW, paint, plural, status_name};
+use crate::commands::pin::PinReport;
+use crate::settings::Verbosity;
+
+/// The diff of every file that changes.
+pub fn diffs(out: &mut impl Write, report: &PinReport) -> io::Result<()> {
+    for change in &report.rewrites {
+        diff::unified(out, &change.path, &change.old_text, &change.new_text)?;
+    }
+    Ok(())
+}
+
+/// Everything `pin` says on stderr.
+pub fn diagnostics(
+    out: &mut impl Write,
+    report: &PinReport,
+    verbosity: Verbosity,
+    color: bool,
+) -> io::Result<()> {
+    for unresolved in &report.unresolved {
+        writeln!(
+            out,
+            "{}: {}:{}:{}: cannot resolve {} ({}): {}",
+            paint("error", RED, color),
+            unresolved.path,
+            unresolved.line,
+            unresolved.column,
+            unresolved.text,
+            unresolved.error,
+            unresolved.message
+        )?;
+    }
+    for file in &report.not_written {
+        writeln!(
+            out,
+            "{}: {}: {}",
+            paint("error", RED, color),
+            file.path,
+            file.message
+        )?;
+    }
+    if verbosity == Verbosity::Quiet {
+        return Ok(());
+    }
+    for unsupported in &report.unsupported {
+        writeln!(
+            out,
+            "{}: {}:{}:{}: {} is not rewritten: {}",
+            paint("warning", YELLOW, color),
+            unsupported.path,
+            unsupported.line,
+            unsupported.column,
+            unsupported.text,
+            unsupported.reason
+        )?;
+    }
+    for edit in &report.edits {
+        for warning in &edit.warnings {
+            writeln!(
+                out,
+                "{}: {}:{}:{}: {}: {}",
+                paint("warning", YELLOW, color),
+                edit.path,
+                edit.line,
+                edit.column,
+                edit.text,
+                warning.message
+            )?;
+        }
+    }
+    if verbosity == Verbosity::Verbose {
+        stats(out, &report.stats)?;
+    }
+    writeln!(out, "{}", summary_line(report))
+}
+
+/// `pinned 5, refreshed 1, unchanged 2, unresolved 1 (of 14 references in 9 files); skipped: 3
+/// templated, 2 local; 4 files would change (--write writes them)`.
+pub fn summary_line(report: &PinReport) -> String {
+    let summary = &report.summary;
+    let mut line = format!(
+        "pinned {}, refreshed {}, unchanged {}, unresolved {} ({} in {})",
+        summary.pinned,
+        summary.refreshed,
+        summary.unchanged,
+        summary.unresolved,
+        plural(summary.references, "reference"),
+        plural(summary.files, "file"),
+    );
+    let skipped: Vec<String> = summary
+        .skipped
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(status, n)| format!("{n} {}", status_name(*status)))
+        .collect();
+    if !skipped.is_empty() {
+        let _ = write!(line, "; skipped: {}", skipped.join(", "));
+    }
+    if summary.unsupported > 0 {
+        let _ = write!(line, "; {} not rewritable", summary.unsupported);
+    }
+    if summary.warnings > 0 {
+        let _ = write!(line, "; {}", plural(summary.warnings, "warning"));
+    }
+    if summary.write {
+        let _ = write!(line, "; wrote {}", plural(summary.files_written, "file"));
+        if summary.files_not_written > 0 {
+            let _ = write!(line, ", {} not written", summary.files_not_written);
+        }
+    } else if summary.files_changed > 0 {
+        let _ = write!(
+            line,
+            "; {} would change (--write writes them)",
+            plural(summary.files_changed, "file")
+        );
+    } else {
+        line.push_str("; nothing to change");
+    }
+    if !report.errors.is_empty() {
+        let _ = write!(line, "; {} not read", plural(report.errors.len(), "file"));
+    }
+    line
+}
+
+/// The resolver's figures, for `-v`.
+pub fn stats(out: &mut impl Write, stats: &Stats) -> io::Result<()> {
+    let mut requests = Vec::new();
+    for (method, statuses) in &stats.requests {
+        for (status, n) in statuses {
+            requests.push(format!("{method} {status}: {n}"));
+        }
+    }
+    writeln!(
+        out,
+        "note: registry: {} looked up, {} saved by de-duplication; requests: {}; {} fetched; {}",
+        plural(usize::try_from(stats.lookups).unwrap_or(usize::MAX), "tag"),
+        stats.deduplicated,
+        if requests.is_empty() {
+            "none".to_owned()
+        } else {
+            requests.join(", ")
+        },
+        plural(
+            usize::try_from(stats.tokens_fetched).unwrap_or(usize::MAX),
+            "token"
+        ),
+        match stats.retries {
+            1 => "1 retry".to_owned(),
+            n => format!("{n} retries"),
+        },
+    )?;
+    if let Some(limit) = &stats.ratelimit_remaining {
+        match limit.window_seconds {
+            Some(window) => writeln!(
+                out,
+                "note: Docker Hub ratelimit-remaining: {} (window {window} s)",
+                limit.remaining
+            )?,
+            None => writeln!(
+                out,
+                "note: Docker Hub ratelimit-remaining: {}",
+                limit.remaining
+            )?,
+        }
+    }
+    Ok(())
+}
