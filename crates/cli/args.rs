@@ -63,6 +63,10 @@ pub enum Command {
     /// Resolve floating references to digests and show the rewrite as a diff; `--write`
     /// writes it.
     Pin(PinArgs),
+    /// Print a shell completion script to stdout, e.g. `tagpin completions bash`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) to stdout, e.g. `tagpin man | man -l -`.
+    Man,
 }
 
 impl Command {
@@ -72,8 +76,16 @@ impl Command {
             Self::Scan(scan) => &scan.paths,
             Self::Check(check) => &check.paths,
             Self::Pin(pin) => &pin.paths,
+            Self::Completions(_) | Self::Man => &[],
         }
     }
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]

@@ -11,6 +11,7 @@ mod args;
 mod commands;
 mod config;
 mod filter;
+mod generate;
 mod printer;
 mod read;
 mod resolve;
@@ -68,7 +69,9 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: &Cli) -> anyhow::Result<Outcome> {
+/// The settings and printer of a command that reads files; completions and the man page need
+/// neither (they are generated from the flag definitions alone).
+fn load(cli: &Cli) -> anyhow::Result<(Settings, Printer)> {
     let settings = Settings::load(
         &cli.global,
         &ProcessEnvironment,
@@ -76,13 +79,30 @@ fn run(cli: &Cli) -> anyhow::Result<Outcome> {
     )?;
     let printer = Printer::new(&settings);
     printer.config_note(settings.config_file.as_deref());
+    Ok((settings, printer))
+}
+
+fn run(cli: &Cli) -> anyhow::Result<Outcome> {
     match &cli.command {
+        Command::Completions(completions) => {
+            printed(generate::completions(
+                completions.shell,
+                &mut io::stdout().lock(),
+            ))?;
+            Ok(Outcome::Success)
+        }
+        Command::Man => {
+            printed(generate::man(&mut io::stdout().lock()))?;
+            Ok(Outcome::Success)
+        }
         Command::Scan(scan) => {
+            let (settings, printer) = load(cli)?;
             let report = commands::scan::run(&scan.paths, &settings)?;
             printed(printer.scan(&report, scan.format))?;
             Ok(Outcome::Success)
         }
         Command::Check(check) => {
+            let (settings, printer) = load(cli)?;
             let json = !matches!(check.format, CheckFormat::Text | CheckFormat::Github);
             let progress = printer.progress(json);
             let report = commands::check::run(&check.paths, check.online, &settings, &progress)?;
@@ -94,6 +114,7 @@ fn run(cli: &Cli) -> anyhow::Result<Outcome> {
             })
         }
         Command::Pin(pin) => {
+            let (settings, printer) = load(cli)?;
             let options = PinOptions {
                 write: pin.write,
                 refresh: !pin.no_refresh,

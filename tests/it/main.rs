@@ -7,6 +7,7 @@ mod config;
 mod context;
 mod corpus;
 mod fixtures;
+mod generate;
 mod pin;
 mod registry;
 mod scan;
