@@ -8,5 +8,6 @@ mod context;
 mod corpus;
 mod fixtures;
 mod pin;
+mod pr;
 mod registry;
 mod scan;

@@ -78,12 +78,17 @@ pub fn run(
 ) -> anyhow::Result<PrReport> {
     super::check_paths(paths)?;
     let checkout = git::Checkout::find(paths)?;
-    let github = GitHub::new(&pr.api_url, pr.token.clone(), pr.repo.clone())
-        .context("cannot set up the GitHub client")?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    // The client's HTTP stack spawns its worker on the runtime it is built in. Only there:
+    // `pin::compute` below starts a runtime of its own, which cannot nest.
+    let github = {
+        let _runtime = runtime.enter();
+        GitHub::new(&pr.api_url, pr.token.clone(), pr.repo.clone())
+            .context("cannot set up the GitHub client")?
+    };
 
     // The commit is built on the remote base head with the checkout's files: were they
     // different commits, the pull request would silently undo whatever lies between them.
