@@ -56,7 +56,7 @@ struct Setup {
     context: TestContext,
     registry: Registry,
     /// Serves the fake GitHub.
-    runtime: tokio::runtime::Runtime,
+    _runtime: tokio::runtime::Runtime,
     github: FakeGitHub,
 }
 
@@ -106,14 +106,14 @@ impl Setup {
         Self {
             context,
             registry,
-            runtime,
+            _runtime: runtime,
             github,
         }
     }
 
     fn command(&self, args: &[&str]) -> Command {
         let mut all: Vec<String> = args.iter().map(|&arg| arg.to_owned()).collect();
-        all.extend(self.registry.mirror_args(["docker.io"]));
+        all.extend(self.registry.mirror_args(["docker.io", "ghcr.io"]));
         let mut command = self.context.command(all);
         command
             .env("GITHUB_API_URL", self.github.url())
@@ -134,6 +134,22 @@ impl Setup {
         calls
     }
 
+    /// `pin --write` committed locally and the same files pushed to the fake's `main` as the
+    /// same commit id, as a merge of the pull request would leave things; returns the files.
+    fn land_pinned_on_base(&self) -> BTreeMap<String, Vec<u8>> {
+        self.run(&["pin", ".", "--write"]).assert_code(0);
+        git(self.context.root(), &["commit", "-q", "-am", "Pin digests"]);
+        let pinned = self.worktree();
+        let files: Vec<(&str, &[u8], &str)> = FILES
+            .iter()
+            .filter(|(path, _, _)| CHANGED.contains(path))
+            .map(|(path, _, mode)| (*path, pinned[*path].as_slice(), *mode))
+            .collect();
+        self.github
+            .push_commit_with_sha(REPO, "main", &self.head(), &files);
+        pinned
+    }
+
     /// The pull request's `html_url` as the fake makes it.
     fn pull_url(&self, number: u64) -> String {
         format!("http://{}/{REPO}/pull/{number}", self.github.addr())
@@ -152,7 +168,10 @@ impl Setup {
 
     /// The files on the fake's `branch`, by path, with their bytes.
     fn remote(&self, branch: &str) -> BTreeMap<String, Vec<u8>> {
-        let head = self.github.branch_head(REPO, branch).expect("branch exists");
+        let head = self
+            .github
+            .branch_head(REPO, branch)
+            .expect("branch exists");
         self.github
             .files_at(REPO, &head)
             .into_iter()
@@ -304,8 +323,7 @@ fn pr_opens_keeps_refreshes_and_closes_one_pull_request() {
         "### Warnings\n\n- `deploy/app.yaml:13` `busybox`: tag `latest` without imagePullPolicy",
         &format!(
             "tagpin pin --write . --mirror docker.io={}",
-            setup.registry.mirror_args(["docker.io"])[1]
-                .trim_start_matches("docker.io=")
+            setup.registry.mirror_args(["docker.io"])[1].trim_start_matches("docker.io=")
         ),
     ] {
         assert!(body.contains(needle), "{needle}\n--- body\n{body}");
@@ -315,7 +333,7 @@ fn pr_opens_keeps_refreshes_and_closes_one_pull_request() {
     // The branch holds exactly what `pin --write` writes, modes kept, on the base head.
     let branch_head = setup.github.branch_head(REPO, BRANCH).unwrap();
     let commit = setup.github.commit(REPO, &branch_head).unwrap();
-    assert_eq!(commit.parents, [base_head.clone()]);
+    assert_eq!(commit.parents, std::slice::from_ref(&base_head));
     for image in ["alpine:3.20", "busybox:latest", "nginx:1.27", "redis:7"] {
         assert!(commit.message.contains(image), "{}", commit.message);
     }
@@ -368,7 +386,10 @@ fn pr_opens_keeps_refreshes_and_closes_one_pull_request() {
     );
     let moved = setup.github.branch_head(REPO, BRANCH).unwrap();
     assert_ne!(moved, branch_head);
-    assert_eq!(setup.github.commit(REPO, &moved).unwrap().parents, [base_head]);
+    assert_eq!(
+        setup.github.commit(REPO, &moved).unwrap().parents,
+        [base_head]
+    );
     assert_eq!(setup.github.pulls(REPO).len(), 1);
     let body = setup.github.open_pulls(REPO)[0].body.clone().unwrap();
     assert!(body.contains(&new_nginx), "{body}");
@@ -376,19 +397,7 @@ fn pr_opens_keeps_refreshes_and_closes_one_pull_request() {
 
     // 4. The digests land on the base branch (here and at the fake, the same commit): the
     //    pull request is closed with a comment.
-    setup.run(&["pin", ".", "--write"]).assert_code(0);
-    git(setup.context.root(), &["commit", "-q", "-am", "Pin digests"]);
-    let pinned = setup.worktree();
-    let files: Vec<(&str, &[u8], &str)> = CHANGED
-        .iter()
-        .map(|path| {
-            let mode = if path.ends_with(".sh") { "100755" } else { "100644" };
-            (*path, pinned[*path].as_slice(), mode)
-        })
-        .collect();
-    setup
-        .github
-        .push_commit_with_sha(REPO, "main", &setup.head(), &files);
+    let pinned = setup.land_pinned_on_base();
     assert_eq!(setup.remote("main"), pinned);
     setup.calls();
 
@@ -420,12 +429,224 @@ fn pr_opens_keeps_refreshes_and_closes_one_pull_request() {
     // 5. And once closed, nothing: one more run reads and stops.
     let fifth = setup.run(&["pr"]);
     fifth.assert_code(0);
-    assert_eq!(fifth.stdout, "nothing to pin on main; no pull request\n", "{fifth}");
+    assert_eq!(
+        fifth.stdout, "nothing to pin on main; no pull request\n",
+        "{fifth}"
+    );
     assert_eq!(
         setup.calls(),
         concat(&[
             preamble(),
-            vec![format!("GET /repos/{REPO}/pulls?head=acme%3Atagpin%2Fdigests&state=open")],
+            vec![format!(
+                "GET /repos/{REPO}/pulls?head=acme%3Atagpin%2Fdigests&state=open"
+            )],
         ])
+    );
+}
+
+#[test]
+fn a_lost_answer_to_opening_the_pull_request_does_not_open_two() {
+    let setup = Setup::new();
+    setup
+        .github
+        .inject(Fault::after("POST", &format!("/repos/{REPO}/pulls"), 502));
+    let run = setup.run(&["pr", "--format", "json"]);
+    run.assert_code(0);
+    assert_eq!(run.json()["outcome"], "opened", "{run}");
+    assert_eq!(run.json()["number"], 1);
+    assert_eq!(setup.github.pulls(REPO).len(), 1);
+    let calls = setup.calls();
+    let tail: Vec<&str> = calls[calls.len() - 2..]
+        .iter()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            format!("POST /repos/{REPO}/pulls").as_str(),
+            format!("GET /repos/{REPO}/pulls?head=acme%3Atagpin%2Fdigests&state=open").as_str(),
+        ]
+    );
+    // The next run finds it and keeps it.
+    let again = setup.run(&["pr"]);
+    again.assert_code(0);
+    assert!(
+        again.stdout.starts_with("pull request #1 is up to date"),
+        "{again}"
+    );
+    assert_eq!(setup.github.pulls(REPO).len(), 1);
+}
+
+#[test]
+fn the_token_never_appears_in_the_output() {
+    let setup = Setup::new();
+    for (args, log) in [
+        (&["pr", "-vv"][..], None),
+        (&["pr", "-v", "--format", "json"][..], Some("trace")),
+        (&["pr", "--dry-run", "-vv"][..], Some("debug")),
+    ] {
+        let mut command = setup.command(args);
+        if let Some(filter) = log {
+            command.env("RUST_LOG", filter);
+        }
+        let run = setup.context.run_command(&mut command);
+        run.assert_code(0);
+        assert!(
+            !run.stdout.contains(TOKEN) && !run.stderr.contains(TOKEN),
+            "{run}"
+        );
+        assert!(
+            !run.stdout.contains("CANARY") && !run.stderr.contains("CANARY"),
+            "{run}"
+        );
+    }
+    // The tracing output is there: the canary is looked for where the requests are logged.
+    let mut command = setup.command(&["pr", "-vv"]);
+    let traced = setup.context.run_command(command.env("RUST_LOG", "trace"));
+    assert!(traced.stderr.contains("GitHub request"), "{traced}");
+
+    // A rejected token: the error names the URL and GitHub's message, not the token.
+    let strict = Setup::with(
+        Options {
+            mount: String::new(),
+            token: Some("ghp_another".to_owned()),
+        },
+        &[],
+    );
+    let mut command = strict.command(&["pr", "-vv"]);
+    let run = strict.context.run_command(command.env("RUST_LOG", "trace"));
+    run.assert_code(2);
+    assert!(run.stderr.contains("401"), "{run}");
+    assert!(run.stderr.contains("Bad credentials"), "{run}");
+    assert!(
+        !run.stderr.contains(TOKEN) && !run.stdout.contains(TOKEN),
+        "{run}"
+    );
+}
+
+#[test]
+fn a_checkout_behind_or_ahead_of_the_base_is_refused() {
+    let setup = Setup::new();
+    let local = setup.head();
+    let remote =
+        setup
+            .github
+            .push_commit(REPO, "main", &[("README.md", b"# app, edited\n", "100644")]);
+    let run = setup.run(&["pr"]);
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains(&format!(
+            "error: the checkout's HEAD ({local}) is not the head of `main` in {REPO} ({remote})"
+        )),
+        "{run}"
+    );
+    assert_eq!(setup.calls(), preamble());
+    assert!(setup.github.open_pulls(REPO).is_empty());
+}
+
+#[test]
+fn files_changed_since_head_are_refused() {
+    let setup = Setup::new();
+    setup
+        .context
+        .write("Dockerfile", "FROM alpine:3.20\nRUN false\n");
+    let run = setup.run(&["pr"]);
+    run.assert_code(2);
+    assert!(
+        run.stderr
+            .contains("this file would be changed but its contents differ from HEAD (Dockerfile)"),
+        "{run}"
+    );
+    assert!(setup.calls().iter().all(|call| call.starts_with("GET ")));
+}
+
+#[test]
+fn dry_run_calls_no_write_endpoint() {
+    let setup = Setup::new();
+    let run = setup.run(&["pr", "--dry-run", "--label", "deps", "--title", "Digests"]);
+    run.assert_code(0);
+    let calls = setup.calls();
+    assert_eq!(calls, concat(&[preamble(), survey(false)]));
+    assert!(setup.github.branch_head(REPO, BRANCH).is_none());
+    assert!(setup.github.pulls(REPO).is_empty());
+    for needle in [
+        "dry run: acme/app from tagpin/digests into main at ",
+        "(no pull request is open); would be: opened",
+        "files:\n  Dockerfile\n  deploy/app.yaml\n  scripts/run.sh\n",
+        "commit message:\n  Digests\n",
+        "title: Digests\n",
+        "  | file | image | tag | digest |",
+        "requests:\n  POST /repos/acme/app/git/blobs  (blob for Dockerfile)\n",
+        "  POST /repos/acme/app/git/refs  (create refs/heads/tagpin/digests)\n",
+        "  POST /repos/acme/app/pulls  (open a pull request into main)\n",
+        "  POST /repos/acme/app/issues/{number}/labels  (add labels deps)\n",
+    ] {
+        assert!(run.stdout.contains(needle), "{needle}\n{run}");
+    }
+
+    // With the pull request open and nothing to pin, the dry run says it would close it.
+    setup.run(&["pr"]).assert_code(0);
+    setup.land_pinned_on_base();
+    setup.calls();
+    let run = setup.run(&["pr", "--dry-run", "--format", "json"]);
+    run.assert_code(0);
+    let doc = run.json();
+    assert_eq!(doc["outcome"], "closed", "{run}");
+    assert_eq!(doc["dry_run"], true);
+    assert_eq!(doc["number"], 1);
+    assert_eq!(doc["requests"].as_array().unwrap().len(), 2, "{run}");
+    assert!(setup.calls().iter().all(|call| call.starts_with("GET ")));
+    assert_eq!(setup.github.open_pulls(REPO).len(), 1);
+}
+
+#[test]
+fn github_enterprise_base_path_works() {
+    let setup = Setup::with(
+        Options {
+            mount: "/api/v3".to_owned(),
+            token: Some(TOKEN.to_owned()),
+        },
+        &[],
+    );
+    assert!(setup.github.url().ends_with("/api/v3"));
+    let run = setup.run(&["pr", "--base", "main"]);
+    run.assert_code(0);
+    assert!(run.stdout.starts_with("opened pull request #1: "), "{run}");
+    let calls = setup.calls();
+    assert!(
+        calls.iter().all(|call| call.contains(" /api/v3/repos/")),
+        "{calls:?}"
+    );
+    // With --base, the default branch is not asked for.
+    assert_eq!(
+        calls[0],
+        format!("GET /api/v3/repos/{REPO}/git/ref/heads/main")
+    );
+    assert_eq!(setup.github.open_pulls(REPO).len(), 1);
+}
+
+#[test]
+fn unresolved_references_are_listed_and_the_rest_is_proposed() {
+    let setup = Setup::with(
+        Options::default(),
+        &[("deploy/job.yaml", "image: ghcr.io/acme/missing:1\n")],
+    );
+    let run = setup.run(&["pr", "--format", "json"]);
+    run.assert_code(1);
+    let doc = run.json();
+    assert_eq!(doc["outcome"], "opened", "{run}");
+    assert_eq!(doc["changed_files"], serde_json::json!(CHANGED));
+    assert_eq!(doc["pin"]["unresolved"].as_array().unwrap().len(), 1);
+    assert!(
+        run.stderr.contains(
+            "error: deploy/job.yaml:1:8: cannot resolve ghcr.io/acme/missing:1 (not-found)"
+        ),
+        "{run}"
+    );
+    let body = setup.github.open_pulls(REPO)[0].body.clone().unwrap();
+    assert!(
+        body.contains("### Not resolved")
+            && body.contains("- `deploy/job.yaml:1` `ghcr.io/acme/missing:1` (not-found)"),
+        "{body}"
     );
 }
