@@ -71,13 +71,9 @@ fn dry_run(out: &mut impl Write, report: &PrReport) -> io::Result<()> {
             writeln!(out, "  {path}")?;
         }
         writeln!(out, "\ncommit message:")?;
-        for line in report.commit_message.lines() {
-            writeln!(out, "  {line}")?;
-        }
+        indented(out, &report.commit_message)?;
         writeln!(out, "\ntitle: {}\n\nbody:", report.title)?;
-        for line in report.body.lines() {
-            writeln!(out, "  {line}")?;
-        }
+        indented(out, &report.body)?;
     }
     writeln!(out, "\nrequests:")?;
     let requests = report.requests.as_deref().unwrap_or_default();
@@ -90,6 +86,17 @@ fn dry_run(out: &mut impl Write, report: &PrReport) -> io::Result<()> {
             "  {} {}  ({})",
             request.method, request.path, request.purpose
         )?;
+    }
+    Ok(())
+}
+
+fn indented(out: &mut impl Write, text: &str) -> io::Result<()> {
+    for line in text.lines() {
+        if line.is_empty() {
+            writeln!(out)?;
+        } else {
+            writeln!(out, "  {line}")?;
+        }
     }
     Ok(())
 }
