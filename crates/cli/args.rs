@@ -63,6 +63,9 @@ pub enum Command {
     /// Resolve floating references to digests and show the rewrite as a diff; `--write`
     /// writes it.
     Pin(PinArgs),
+    /// Commit what `pin --write` would write to a branch and keep one pull request for it,
+    /// through the GitHub API; the working tree is left as it is.
+    Pr(PrArgs),
     /// Print a shell completion script to stdout, e.g. `tagpin completions bash`.
     Completions(CompletionsArgs),
     /// Print the man page (roff) to stdout, e.g. `tagpin man | man -l -`.
@@ -76,6 +79,7 @@ impl Command {
             Self::Scan(scan) => &scan.paths,
             Self::Check(check) => &check.paths,
             Self::Pin(pin) => &pin.paths,
+            Self::Pr(pr) => &pr.paths,
             Self::Completions(_) | Self::Man => &[],
         }
     }
@@ -131,6 +135,48 @@ pub struct PinArgs {
 
     /// Output format: `text` prints the diff on stdout; `json` prints every edit and every
     /// unresolved reference.
+    #[arg(long, value_enum, default_value_t = PinFormat::Text)]
+    pub format: PinFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct PrArgs {
+    /// Files or directories to pin, inside one git checkout (directories are walked,
+    /// respecting `.gitignore`).
+    #[arg(value_name = "PATH", default_value = ".")]
+    pub paths: Vec<PathBuf>,
+
+    /// The GitHub repository, `OWNER/NAME` [default: `$GITHUB_REPOSITORY`].
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub repo: Option<String>,
+
+    /// The branch to build on and merge into [default: the repository's default branch].
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
+
+    /// The branch tagpin owns and force-moves.
+    #[arg(long, value_name = "NAME", default_value = "tagpin/digests")]
+    pub branch: String,
+
+    /// A label for the pull request (repeatable).
+    #[arg(long = "label", value_name = "LABEL")]
+    pub labels: Vec<String>,
+
+    /// The pull request's title.
+    #[arg(
+        long,
+        value_name = "TITLE",
+        default_value = "Pin container image digests"
+    )]
+    pub title: String,
+
+    /// Print the commit, the pull request's text and the requests that would be sent; send
+    /// only reads.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Output format: `text` prints the outcome and the pull request's URL; `json` prints
+    /// `{"outcome", "number", "url", "changed_files", …}`.
     #[arg(long, value_enum, default_value_t = PinFormat::Text)]
     pub format: PinFormat,
 }
@@ -212,6 +258,36 @@ mod tests {
         assert_eq!(pin.format, PinFormat::Text);
         assert_eq!(pin.paths, [PathBuf::from("charts")]);
         assert!(Cli::try_parse_from(["tagpin", "pin", "--format", "sarif"]).is_err());
+    }
+
+    #[test]
+    fn pr_flags() {
+        let cli = Cli::try_parse_from([
+            "tagpin",
+            "pr",
+            "deploy",
+            "--repo",
+            "acme/app",
+            "--label",
+            "a",
+            "--label",
+            "b",
+            "--dry-run",
+            "--format",
+            "json",
+        ])
+        .unwrap();
+        let Command::Pr(pr) = cli.command else {
+            panic!("not pr");
+        };
+        assert_eq!(pr.paths, [PathBuf::from("deploy")]);
+        assert_eq!(pr.repo.as_deref(), Some("acme/app"));
+        assert_eq!(pr.labels, ["a", "b"]);
+        assert_eq!(pr.branch, "tagpin/digests");
+        assert_eq!(pr.title, "Pin container image digests");
+        assert_eq!(pr.base, None);
+        assert!(pr.dry_run);
+        assert_eq!(pr.format, PinFormat::Json);
     }
 
     #[test]

@@ -42,7 +42,7 @@ mod tests {
             let mut script = Vec::new();
             completions(shell, &mut script).unwrap();
             let script = String::from_utf8(script).unwrap();
-            for command in ["scan", "check", "pin", "completions", "man"] {
+            for command in ["scan", "check", "pin", "pr", "completions", "man"] {
                 assert!(script.contains(command), "{shell}: no {command}");
             }
             assert!(script.contains("mirror"), "{shell}: no mirror flag");

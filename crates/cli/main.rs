@@ -4,7 +4,8 @@
 //! - 0: success;
 //! - 1: findings (`check` found a floating reference that is not ignored, a file it could
 //!   not read or parse, or with `--online` a stale or missing digest; `pin` could not resolve
-//!   some references or write some files — the rest are still written);
+//!   some references or write some files — the rest are still written; `pr` could not resolve
+//!   some references — the pull request holds the rest);
 //! - 2: usage, config or fatal I/O error.
 
 mod args;
@@ -27,7 +28,7 @@ use clap::Parser as _;
 use crate::args::{CheckFormat, Cli, Command, PinFormat};
 use crate::commands::pin::PinOptions;
 use crate::printer::Printer;
-use crate::settings::{ProcessEnvironment, Settings};
+use crate::settings::{PrSettings, ProcessEnvironment, Settings};
 
 /// What a run that did not fail says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,6 +79,7 @@ fn load(cli: &Cli) -> anyhow::Result<(Settings, Printer)> {
         cli.command.paths().first().map(AsRef::as_ref),
     )?;
     let printer = Printer::new(&settings);
+    init_tracing(cli.global.verbose, &settings);
     printer.config_note(settings.config_file.as_deref());
     Ok((settings, printer))
 }
@@ -134,7 +136,37 @@ fn run(cli: &Cli) -> anyhow::Result<Outcome> {
                 Outcome::Findings
             })
         }
+        Command::Pr(pr) => {
+            let (settings, printer) = load(cli)?;
+            let pr_settings = PrSettings::merge(pr, &settings, &ProcessEnvironment)?;
+            let progress = printer.progress(pr.format == PinFormat::Json);
+            let report = commands::pr::run(&pr.paths, &pr_settings, &settings, &progress)?;
+            printed(printer.pr(&report, pr.format))?;
+            Ok(if report.complete() {
+                Outcome::Success
+            } else {
+                Outcome::Findings
+            })
+        }
     }
+}
+
+/// The diagnostic log on stderr: `RUST_LOG` (a `tracing` filter) when set, else `debug` for
+/// tagpin's crates with `-vv`, else nothing.
+fn init_tracing(verbose: u8, settings: &Settings) {
+    use tracing_subscriber::EnvFilter;
+    let filter = match std::env::var(settings::env::RUST_LOG) {
+        Ok(filter) if !filter.is_empty() => EnvFilter::new(filter),
+        _ if verbose >= 2 => {
+            EnvFilter::new("tagpin=debug,tagpin_registry=debug,tagpin_github=debug")
+        }
+        _ => return,
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(io::stderr)
+        .with_ansi(settings.colors(io::IsTerminal::is_terminal(&io::stderr())))
+        .try_init();
 }
 
 /// A reader that stopped reading (`tagpin scan | head`) is not an error.

@@ -14,7 +14,12 @@
 //! | insecure registries | — | — | `insecure_registries` | none |
 //! | include / exclude / ignore | — | — | `include`, `exclude`, `ignore` | none |
 //! | verbosity | `-v`, `-q` | — | — | normal |
-//! | ghcr.io token | — | `GITHUB_TOKEN`, then `GH_TOKEN` | — | none |
+//! | ghcr.io and GitHub API token | — | `GITHUB_TOKEN`, then `GH_TOKEN` | — | none (`pr` needs one) |
+//! | `pr`: repository | `--repo OWNER/NAME` | `GITHUB_REPOSITORY` | — | none (`pr` needs one) |
+//! | `pr`: GitHub API base | — | `GITHUB_API_URL` | — | `https://api.github.com` |
+//! | `pr`: base branch | `--base` | — | — | the repository's default branch |
+//! | `pr`: branch, title, labels | `--branch`, `--title`, `--label` | — | — | `tagpin/digests`, "Pin container image digests", none |
+//! | tracing output | `-vv` (debug) | `RUST_LOG` (a filter, overrides `-vv`) | — | none |
 //!
 //! Registry credentials also come from Docker's `config.json` (`$DOCKER_CONFIG/config.json`, else
 //! `~/.docker/config.json`), read by `tagpin-registry` when a command resolves tags.
@@ -30,7 +35,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 
-use crate::args::{ColorChoice, GlobalArgs};
+use crate::args::{ColorChoice, GlobalArgs, PrArgs};
 use crate::config::{self, Config, LoadedConfig};
 use crate::filter::{IgnorePatterns, PathFilter};
 use tagpin_registry::{Mirror, Secret};
@@ -52,6 +57,14 @@ pub mod env {
     pub const GITHUB_TOKEN: &str = "GITHUB_TOKEN";
     /// The GitHub CLI's name for the same token.
     pub const GH_TOKEN: &str = "GH_TOKEN";
+    /// `pr`: the repository, `OWNER/NAME`, like `--repo` (set by GitHub Actions).
+    pub const GITHUB_REPOSITORY: &str = "GITHUB_REPOSITORY";
+    /// `pr`: the GitHub API base, `https://api.github.com` or a GitHub Enterprise Server's
+    /// `https://HOST/api/v3` (set by GitHub Actions).
+    pub const GITHUB_API_URL: &str = "GITHUB_API_URL";
+    /// A `tracing` filter (`tagpin_github=debug`) for the diagnostic log on stderr; `-vv`
+    /// stands for `debug` when it is unset.
+    pub const RUST_LOG: &str = "RUST_LOG";
     /// Docker's config directory (`config.json` inside). Read by `tagpin-registry`
     /// (`Credentials::from_default_docker_config`), listed here so every name is in one place.
     pub const DOCKER_CONFIG: &str = "DOCKER_CONFIG";
@@ -67,6 +80,66 @@ pub mod env {
 pub const DEFAULT_CONCURRENCY: usize = 16;
 pub const DEFAULT_PER_REGISTRY_CONCURRENCY: usize = 8;
 pub const DEFAULT_TIMEOUT_SECONDS: u64 = 30;
+
+/// What `pr` talks to and how, merged from its flags and the environment.
+#[derive(Debug)]
+pub struct PrSettings {
+    pub repo: tagpin_github::RepoName,
+    pub api_url: String,
+    pub token: tagpin_github::Secret,
+    /// `None`: the repository's default branch.
+    pub base: Option<String>,
+    pub branch: String,
+    pub title: String,
+    pub labels: Vec<String>,
+    pub dry_run: bool,
+}
+
+impl PrSettings {
+    pub fn merge(
+        args: &PrArgs,
+        settings: &Settings,
+        env: &impl Environment,
+    ) -> anyhow::Result<Self> {
+        let repo = match (&args.repo, non_empty(env, env::GITHUB_REPOSITORY)) {
+            (Some(repo), _) => repo
+                .parse()
+                .with_context(|| "invalid value for `--repo`".to_owned())?,
+            (None, Some(repo)) => repo
+                .parse()
+                .with_context(|| format!("invalid value in {}", env::GITHUB_REPOSITORY))?,
+            (None, None) => bail!(
+                "no repository: pass `--repo OWNER/NAME` or set {}",
+                env::GITHUB_REPOSITORY
+            ),
+        };
+        let Some(token) = &settings.github_token else {
+            bail!(
+                "no GitHub token: set {} (or {}) to a token that can write contents and pull requests",
+                env::GITHUB_TOKEN,
+                env::GH_TOKEN
+            );
+        };
+        let mut labels: Vec<String> = Vec::new();
+        for label in &args.labels {
+            let label = label.trim();
+            if !label.is_empty() && !labels.iter().any(|l| l == label) {
+                labels.push(label.to_owned());
+            }
+        }
+        Ok(Self {
+            repo,
+            api_url: non_empty(env, env::GITHUB_API_URL)
+                .unwrap_or_else(|| tagpin_github::DEFAULT_API_URL.to_owned()),
+            token: tagpin_github::Secret::new(token.expose()),
+            base: args.base.clone().filter(|base| !base.is_empty()),
+            branch: args.branch.clone(),
+            title: args.title.clone(),
+            labels,
+            dry_run: args.dry_run,
+        })
+    }
+}
 
 /// Where environment variables come from: the process, or a table in tests.
 pub trait Environment {
@@ -412,6 +485,72 @@ mod tests {
                 "{settings:?}"
             );
         }
+    }
+
+    #[test]
+    fn pr_settings_precedence() {
+        use clap::Parser as _;
+        let pr = |args: &[&str]| {
+            let mut command_line = vec!["tagpin", "pr"];
+            command_line.extend_from_slice(args);
+            match crate::args::Cli::try_parse_from(command_line)
+                .unwrap()
+                .command
+            {
+                crate::args::Command::Pr(pr) => pr,
+                _ => unreachable!(),
+            }
+        };
+        let env: BTreeMap<&str, &str> = [
+            (env::GITHUB_REPOSITORY, "env/repo"),
+            (env::GITHUB_TOKEN, "t0ken"),
+        ]
+        .into();
+        let settings = Settings::merge(&flags(&[]), &env, None).unwrap();
+        let from_env = PrSettings::merge(&pr(&[]), &settings, &env).unwrap();
+        assert_eq!(from_env.repo.to_string(), "env/repo");
+        assert_eq!(from_env.api_url, "https://api.github.com");
+        assert_eq!(from_env.base, None);
+        assert_eq!(from_env.branch, "tagpin/digests");
+        assert!(!format!("{from_env:?}").contains("t0ken"));
+        let from_flag = PrSettings::merge(
+            &pr(&[
+                "--repo",
+                "flag/repo",
+                "--label",
+                "a",
+                "--label",
+                " a ",
+                "--base",
+                "dev",
+            ]),
+            &settings,
+            &env,
+        )
+        .unwrap();
+        assert_eq!(from_flag.repo.to_string(), "flag/repo");
+        assert_eq!(from_flag.labels, ["a"]);
+        assert_eq!(from_flag.base.as_deref(), Some("dev"));
+        let ghes: BTreeMap<&str, &str> = [
+            (env::GITHUB_REPOSITORY, "o/r"),
+            (env::GITHUB_API_URL, "https://ghe.example/api/v3"),
+        ]
+        .into();
+        assert_eq!(
+            PrSettings::merge(&pr(&[]), &settings, &ghes)
+                .unwrap()
+                .api_url,
+            "https://ghe.example/api/v3"
+        );
+
+        let none = BTreeMap::new();
+        let no_token = Settings::merge(&flags(&[]), &none, None).unwrap();
+        let error = PrSettings::merge(&pr(&["--repo", "o/r"]), &no_token, &none).unwrap_err();
+        assert!(error.to_string().contains("GITHUB_TOKEN"), "{error}");
+        let error = PrSettings::merge(&pr(&[]), &settings, &none).unwrap_err();
+        assert!(error.to_string().contains("GITHUB_REPOSITORY"), "{error}");
+        let error = PrSettings::merge(&pr(&["--repo", "nope"]), &settings, &env).unwrap_err();
+        assert!(format!("{error:#}").contains("--repo"), "{error:#}");
     }
 
     #[test]

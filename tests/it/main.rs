@@ -9,5 +9,6 @@ mod corpus;
 mod fixtures;
 mod generate;
 mod pin;
+mod pr;
 mod registry;
 mod scan;

@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod pin;
+pub mod pr;
 pub mod scan;
 
 use std::path::PathBuf;

@@ -49,6 +49,9 @@ pub struct PinReport {
     /// Old and new text of each file that changes, for the diff.
     #[serde(skip)]
     pub rewrites: Vec<FileChange>,
+    /// Where each file with findings was read from, by its shown path.
+    #[serde(skip)]
+    pub sources: BTreeMap<String, PathBuf>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -76,7 +79,10 @@ pub struct PinSummary {
 /// One file that changes.
 #[derive(Clone, Debug)]
 pub struct FileChange {
+    /// As shown: relative to the PATH given.
     pub path: String,
+    /// Where it was read from (and is written to).
+    pub source: PathBuf,
     pub old_text: String,
     pub new_text: String,
 }
@@ -89,6 +95,7 @@ impl PinReport {
     }
 }
 
+/// `pin`: [`compute`], then with `--write` the changed files written atomically.
 pub fn run(
     paths: &[PathBuf],
     options: PinOptions,
@@ -96,11 +103,26 @@ pub fn run(
     environment: &impl Environment,
     progress: &dyn Progress,
 ) -> anyhow::Result<PinReport> {
+    let mut report = compute(paths, options.refresh, settings, progress)?;
+    if options.write {
+        write_all(&mut report, environment);
+    }
+    Ok(report)
+}
+
+/// The pin pipeline without writing anything: scan `paths`, resolve the tags, plan the edits
+/// and compute each changed file's new text. `pin` writes the result; `pr` commits it.
+pub fn compute(
+    paths: &[PathBuf],
+    refresh: bool,
+    settings: &Settings,
+    progress: &dyn Progress,
+) -> anyhow::Result<PinReport> {
     super::check_paths(paths)?;
     let collected = super::collect(paths, settings, Keep::Text);
-    let keys = plan::keys_to_resolve(&collected.files, options.refresh);
+    let keys = plan::keys_to_resolve(&collected.files, refresh);
     let resolution = resolve::resolve(keys, settings, progress)?;
-    let plan = plan::plan(&collected.files, &resolution.digests, options.refresh);
+    let plan = plan::plan(&collected.files, &resolution.digests, refresh);
 
     let mut not_written: Vec<FileError> = plan
         .failed
@@ -110,6 +132,7 @@ pub fn run(
             message: format!("not written: the edits do not apply ({message})"),
         })
         .collect();
+    not_written.sort_by(|a, b| a.path.cmp(&b.path));
     let rewrites: Vec<FileChange> = plan
         .rewrites
         .iter()
@@ -117,35 +140,21 @@ pub fn run(
             let file = &collected.files[rewrite.file];
             FileChange {
                 path: file.display.clone(),
+                source: file.path.clone(),
                 old_text: file.text.clone().unwrap_or_default(),
                 new_text: rewrite.new_text.clone(),
             }
         })
         .collect();
-
-    let mut written = Vec::new();
-    if options.write && !plan.rewrites.is_empty() {
-        let hooks = TestHooks::from_env(environment);
-        hooks.pause_before_writes();
-        for (rewrite, change) in plan.rewrites.iter().zip(&rewrites) {
-            let file = &collected.files[rewrite.file];
-            match write::replace(&file.path, &change.old_text, &change.new_text) {
-                Ok(()) => {
-                    written.push(change.path.clone());
-                    hooks.after_write(written.len());
-                }
-                Err(error) => not_written.push(FileError {
-                    path: change.path.clone(),
-                    message: error.to_string(),
-                }),
-            }
-        }
-    }
-    not_written.sort_by(|a, b| a.path.cmp(&b.path));
+    let sources = collected
+        .files
+        .iter()
+        .map(|file| (file.display.clone(), file.path.clone()))
+        .collect();
 
     let count = |change| plan.edits.iter().filter(|e| e.change == change).count();
     let summary = PinSummary {
-        write: options.write,
+        write: false,
         files: collected.files_scanned,
         references: collected.files.iter().map(|f| f.findings.len()).sum(),
         pinned: count(Change::Pinned),
@@ -156,21 +165,46 @@ pub fn run(
         skipped: plan.skipped,
         warnings: plan.edits.iter().filter(|e| !e.warnings.is_empty()).count(),
         files_changed: rewrites.len(),
-        files_written: written.len(),
+        files_written: 0,
         files_not_written: not_written.len(),
     };
     Ok(PinReport {
         edits: plan.edits,
         unresolved: plan.unresolved,
         unsupported: plan.unsupported,
-        written,
+        written: Vec::new(),
         not_written,
         errors: collected.errors,
         skipped: collected.skipped,
         summary,
         stats: resolution.stats,
         rewrites,
+        sources,
     })
+}
+
+/// Writes every rewrite of `report` atomically and records what was and was not written.
+fn write_all(report: &mut PinReport, environment: &impl Environment) {
+    report.summary.write = true;
+    if !report.rewrites.is_empty() {
+        let hooks = TestHooks::from_env(environment);
+        hooks.pause_before_writes();
+        for change in &report.rewrites {
+            match write::replace(&change.source, &change.old_text, &change.new_text) {
+                Ok(()) => {
+                    report.written.push(change.path.clone());
+                    hooks.after_write(report.written.len());
+                }
+                Err(error) => report.not_written.push(FileError {
+                    path: change.path.clone(),
+                    message: error.to_string(),
+                }),
+            }
+        }
+    }
+    report.not_written.sort_by(|a, b| a.path.cmp(&b.path));
+    report.summary.files_written = report.written.len();
+    report.summary.files_not_written = report.not_written.len();
 }
 
 /// The test-only hooks of `settings::env` (`TAGPIN_TEST_*`): they let the end-to-end tests

@@ -7,6 +7,7 @@
 mod diff;
 mod github;
 mod pin;
+mod pr;
 mod progress;
 mod sarif;
 mod text;
@@ -16,6 +17,7 @@ use std::io::{self, IsTerminal as _, Write};
 use crate::args::{CheckFormat, PinFormat, ScanFormat};
 use crate::commands::check::CheckReport;
 use crate::commands::pin::PinReport;
+use crate::commands::pr::PrReport;
 use crate::commands::scan::ScanReport;
 use crate::settings::{Settings, Verbosity};
 
@@ -113,6 +115,25 @@ impl Printer {
                 Ok(())
             }
         }
+    }
+
+    pub fn pr(self, report: &PrReport, format: PinFormat) -> io::Result<()> {
+        let mut stdout = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+        let mut stderr = io::stderr().lock();
+        let diagnostics = text::Diagnostics {
+            verbosity: self.verbosity,
+            color: self.stderr_color,
+        };
+        diagnostics.files(&mut stderr, &report.pin.errors, &report.pin.skipped)?;
+        pin::findings(&mut stderr, &report.pin, self.verbosity, self.stderr_color)?;
+        if self.verbosity != Verbosity::Quiet {
+            writeln!(stderr, "{}", pr::summary_line(report))?;
+        }
+        match format {
+            PinFormat::Text => pr::outcome(&mut stdout, report)?,
+            PinFormat::Json => write_json(&mut stdout, report)?,
+        }
+        stdout.flush()
     }
 
     /// The progress bar for resolving tags: drawn on stderr when it is a terminal, unless

@@ -26,6 +26,18 @@ pub fn diagnostics(
     verbosity: Verbosity,
     color: bool,
 ) -> io::Result<()> {
+    findings(out, report, verbosity, color)?;
+    writeln!(out, "{}", summary_line(report))
+}
+
+/// Unresolved references, files not written, warnings, and with `-v` the resolver's figures:
+/// [`diagnostics`] without the summary line (`pr` has its own).
+pub fn findings(
+    out: &mut impl Write,
+    report: &PinReport,
+    verbosity: Verbosity,
+    color: bool,
+) -> io::Result<()> {
     for unresolved in &report.unresolved {
         writeln!(
             out,
@@ -80,12 +92,42 @@ pub fn diagnostics(
     if verbosity == Verbosity::Verbose {
         stats(out, &report.stats)?;
     }
-    writeln!(out, "{}", summary_line(report))
+    Ok(())
 }
 
 /// `pinned 5, refreshed 1, unchanged 2, unresolved 1 (of 14 references in 9 files); skipped: 3
 /// templated, 2 local; 4 files would change (--write writes them)`.
 pub fn summary_line(report: &PinReport) -> String {
+    let summary = &report.summary;
+    let mut line = counts(report);
+    if summary.write {
+        let _ = write!(line, "; wrote {}", plural(summary.files_written, "file"));
+        if summary.files_not_written > 0 {
+            let _ = write!(line, ", {} not written", summary.files_not_written);
+        }
+    } else if summary.files_changed > 0 {
+        let _ = write!(
+            line,
+            "; {} would change (--write writes them)",
+            plural(summary.files_changed, "file")
+        );
+    } else {
+        line.push_str("; nothing to change");
+    }
+    not_read(&mut line, report);
+    line
+}
+
+/// `; 2 files not read`, when some were not.
+pub fn not_read(line: &mut String, report: &PinReport) {
+    if !report.errors.is_empty() {
+        let _ = write!(line, "; {} not read", plural(report.errors.len(), "file"));
+    }
+}
+
+/// The counts that open the summary line: `pinned 5, refreshed 1, unchanged 2, unresolved 1
+/// (of 14 references in 9 files); skipped: 3 templated, 2 local`.
+pub fn counts(report: &PinReport) -> String {
     let summary = &report.summary;
     let mut line = format!(
         "pinned {}, refreshed {}, unchanged {}, unresolved {} ({} in {})",
@@ -110,23 +152,6 @@ pub fn summary_line(report: &PinReport) -> String {
     }
     if summary.warnings > 0 {
         let _ = write!(line, "; {}", plural(summary.warnings, "warning"));
-    }
-    if summary.write {
-        let _ = write!(line, "; wrote {}", plural(summary.files_written, "file"));
-        if summary.files_not_written > 0 {
-            let _ = write!(line, ", {} not written", summary.files_not_written);
-        }
-    } else if summary.files_changed > 0 {
-        let _ = write!(
-            line,
-            "; {} would change (--write writes them)",
-            plural(summary.files_changed, "file")
-        );
-    } else {
-        line.push_str("; nothing to change");
-    }
-    if !report.errors.is_empty() {
-        let _ = write!(line, "; {} not read", plural(report.errors.len(), "file"));
     }
     line
 }

@@ -343,6 +343,28 @@ impl FakeGitHub {
         branch: &str,
         files: &[(&str, &[u8], &str)],
     ) -> String {
+        self.add_commit(full_name, branch, None, files)
+    }
+
+    /// Like [`FakeGitHub::push_commit`], with the commit id given, so that it can equal a local
+    /// `git rev-parse HEAD` after the same change was committed locally.
+    pub fn push_commit_with_sha(
+        &self,
+        full_name: &str,
+        branch: &str,
+        sha: &str,
+        files: &[(&str, &[u8], &str)],
+    ) {
+        self.add_commit(full_name, branch, Some(sha), files);
+    }
+
+    fn add_commit(
+        &self,
+        full_name: &str,
+        branch: &str,
+        sha: Option<&str>,
+        files: &[(&str, &[u8], &str)],
+    ) -> String {
         let mut state = self.shared.lock();
         let time = state.tick();
         let repo = state.repos.get_mut(full_name).expect("unknown repository");
@@ -355,12 +377,21 @@ impl FakeGitHub {
             .unwrap_or_default();
         let leaves = put_files(&mut repo.store, base, files);
         let tree = repo.store.build_tree(&leaves);
-        let sha = repo.store.put_commit(Commit {
+        let commit = Commit {
             tree,
             parents: parent.into_iter().collect(),
             message: "Push by someone else".to_owned(),
             time,
-        });
+        };
+        let sha = match sha {
+            Some(sha) => {
+                repo.store
+                    .objects
+                    .insert(sha.to_owned(), git::Object::Commit(commit));
+                sha.to_owned()
+            }
+            None => repo.store.put_commit(commit),
+        };
         repo.refs.insert(key, sha.clone());
         sha
     }

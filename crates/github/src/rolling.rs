@@ -352,6 +352,21 @@ impl GitHub {
         Ok(closed)
     }
 
+    /// The open pull requests from `branch` (what [`GitHub::close_stale`] would close), with
+    /// one GET.
+    pub async fn open_pull_requests(&self, branch: &str) -> Result<Vec<PullRequestRef>, Error> {
+        check_branch(branch)?;
+        Ok(self
+            .open_pulls(branch)
+            .await?
+            .into_iter()
+            .map(|pull| PullRequestRef {
+                number: pull.number,
+                url: pull.html_url,
+            })
+            .collect())
+    }
+
     async fn survey(&self, plan: &RollingPullRequest) -> Result<Survey, Error> {
         check_branch(&plan.branch)?;
         let base = match &plan.base {
