@@ -12,3 +12,4 @@ mod pin;
 mod pr;
 mod registry;
 mod scan;
+mod self_check;
