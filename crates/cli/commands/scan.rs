@@ -47,6 +47,19 @@ pub struct WarningRow {
     pub message: &'static str,
 }
 
+impl WarningRow {
+    /// The rows for a finding's warnings, each with its message.
+    pub fn rows(warnings: &[Warning]) -> Vec<Self> {
+        warnings
+            .iter()
+            .map(|&code| Self {
+                code,
+                message: code.message(),
+            })
+            .collect()
+    }
+}
+
 impl ReferenceRow {
     pub fn new(path: &str, finding: &Finding) -> Self {
         let reference = finding.reference.as_ref();
@@ -66,14 +79,7 @@ impl ReferenceRow {
                 (None, Some(_)) => None,
             }),
             digest: reference.and_then(|r| r.digest()).map(ToString::to_string),
-            warnings: finding
-                .warnings
-                .iter()
-                .map(|&code| WarningRow {
-                    code,
-                    message: code.message(),
-                })
-                .collect(),
+            warnings: WarningRow::rows(&finding.warnings),
         }
     }
 }

@@ -47,14 +47,25 @@ impl Printer {
         }
     }
 
-    pub fn scan(self, report: &ScanReport, format: ScanFormat) -> io::Result<()> {
-        // Buffered: a locked stdout flushes every line, one system call each.
-        let mut stdout = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
-        let mut stderr = io::stderr().lock();
+    /// A buffered stdout (a locked stdout flushes every line, one system call each), stderr,
+    /// and the diagnostics writer for it.
+    fn streams(
+        self,
+    ) -> (
+        io::BufWriter<io::StdoutLock<'static>>,
+        io::StderrLock<'static>,
+        text::Diagnostics,
+    ) {
+        let stdout = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
         let diagnostics = text::Diagnostics {
             verbosity: self.verbosity,
             color: self.stderr_color,
         };
+        (stdout, io::stderr().lock(), diagnostics)
+    }
+
+    pub fn scan(self, report: &ScanReport, format: ScanFormat) -> io::Result<()> {
+        let (mut stdout, mut stderr, diagnostics) = self.streams();
         match format {
             ScanFormat::Text => {
                 text::scan_table(&mut stdout, report, self.stdout_color)?;
@@ -71,13 +82,7 @@ impl Printer {
     }
 
     pub fn check(self, report: &CheckReport, format: CheckFormat) -> io::Result<()> {
-        // Buffered: a locked stdout flushes every line, one system call each.
-        let mut stdout = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
-        let mut stderr = io::stderr().lock();
-        let diagnostics = text::Diagnostics {
-            verbosity: self.verbosity,
-            color: self.stderr_color,
-        };
+        let (mut stdout, mut stderr, diagnostics) = self.streams();
         match format {
             CheckFormat::Text => text::check_lines(&mut stdout, report, self.stdout_color)?,
             CheckFormat::Json => write_json(&mut stdout, report)?,
@@ -90,12 +95,7 @@ impl Printer {
     }
 
     pub fn pin(self, report: &PinReport, format: PinFormat) -> io::Result<()> {
-        let mut stdout = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
-        let mut stderr = io::stderr().lock();
-        let diagnostics = text::Diagnostics {
-            verbosity: self.verbosity,
-            color: self.stderr_color,
-        };
+        let (mut stdout, mut stderr, diagnostics) = self.streams();
         match format {
             PinFormat::Text => {
                 if !report.summary.write {
@@ -118,12 +118,7 @@ impl Printer {
     }
 
     pub fn pr(self, report: &PrReport, format: PinFormat) -> io::Result<()> {
-        let mut stdout = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
-        let mut stderr = io::stderr().lock();
-        let diagnostics = text::Diagnostics {
-            verbosity: self.verbosity,
-            color: self.stderr_color,
-        };
+        let (mut stdout, mut stderr, diagnostics) = self.streams();
         diagnostics.files(&mut stderr, &report.pin.errors, &report.pin.skipped)?;
         pin::findings(&mut stderr, &report.pin, self.verbosity, self.stderr_color)?;
         if self.verbosity != Verbosity::Quiet {

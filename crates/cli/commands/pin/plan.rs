@@ -195,14 +195,7 @@ pub fn plan(
                 } else {
                     Change::Pinned
                 },
-                warnings: finding
-                    .warnings
-                    .iter()
-                    .map(|&code| WarningRow {
-                        code,
-                        message: code.message(),
-                    })
-                    .collect(),
+                warnings: WarningRow::rows(&finding.warnings),
             });
         }
         if edits.is_empty() {
