@@ -523,3 +523,41 @@ fn a_file_reached_twice_is_pinned_once() {
         "{scan}"
     );
 }
+
+/// `-q` says nothing on stderr but errors: no summary line when everything was done; when a
+/// reference is left unresolved, its error and the summary.
+#[test]
+fn quiet_pin_prints_only_errors() {
+    let context = TestContext::new();
+    let mut registry = Registry::start();
+    registry.push("docker.io/library/nginx:1.27", Flavour::Image);
+    context.write("a.yaml", "image: nginx:1.27\n");
+    let mirrors = registry.mirror_args(["docker.io"]);
+    let with_mirrors = |args: &[&str]| -> Vec<String> {
+        let mut all: Vec<String> = args.iter().map(|&arg| arg.to_owned()).collect();
+        all.extend(mirrors.iter().cloned());
+        all
+    };
+
+    let run = context.run(with_mirrors(&["pin", "-q"]));
+    run.assert_code(0);
+    assert!(run.stdout.contains("+image: nginx:1.27@sha256:"), "{run}");
+    assert_eq!(run.stderr, "", "{run}");
+    let run = context.run(with_mirrors(&["pin", "-q", "--write"]));
+    run.assert_code(0);
+    assert_eq!(run.stderr, "", "{run}");
+
+    context.write("b.yaml", "image: nginx:9\n");
+    let run = context.run(with_mirrors(&["pin", "-q", "--write"]));
+    run.assert_code(1);
+    assert!(
+        run.stderr
+            .starts_with("error: b.yaml:1:8: cannot resolve nginx:9 (not-found)"),
+        "{run}"
+    );
+    assert!(run.stderr.contains("unresolved 1"), "{run}");
+    assert_eq!(
+        std::fs::read_to_string(context.path("b.yaml")).unwrap(),
+        "image: nginx:9\n"
+    );
+}
