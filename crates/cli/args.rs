@@ -14,7 +14,14 @@ use tagpin_registry::Mirror;
 /// GitHub workflows, Dockerfiles, shell scripts) and reports the floating ones: tags without a
 /// digest, which do not record what runs.
 #[derive(Debug, Parser)]
-#[command(name = "tagpin", version, max_term_width = 100)]
+#[command(
+    name = "tagpin",
+    version,
+    max_term_width = 100,
+    after_help = "Exit codes: 0 success; 1 findings (`check` found a floating reference or a file it \
+                  could not read; `pin`/`pr` could not resolve or write some references, the \
+                  rest is done); 2 usage or config error, a PATH that does not exist, fatal I/O."
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -41,7 +48,8 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "N")]
     pub concurrency: Option<NonZeroUsize>,
 
-    /// Say more on stderr (repeatable): `-v` lists skipped files.
+    /// Say more on stderr (repeatable): `-v` names the config file, lists skipped files and
+    /// what resolving cost; `-vv` logs every registry and GitHub request.
     #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
     pub verbose: u8,
 

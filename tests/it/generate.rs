@@ -33,3 +33,18 @@ fn completions_reject_an_unknown_shell() {
     run.assert_code(2);
     assert!(run.stderr.contains("invalid value"), "{}", run.stderr);
 }
+
+/// `tagpin --help` (and so the man page) says what the exit codes mean, and what `-v` adds.
+#[test]
+fn help_lists_the_exit_codes() {
+    let context = TestContext::new();
+    let help = context.run(["--help"]);
+    help.assert_code(0);
+    assert!(
+        help.stdout.contains("Exit codes: 0 success; 1 findings"),
+        "{help}"
+    );
+    assert!(help.stdout.contains("-vv"), "{help}");
+    let man = context.run(["man"]);
+    assert!(man.stdout.contains("Exit codes"), "{man}");
+}

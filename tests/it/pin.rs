@@ -485,3 +485,79 @@ mod tagpin_env {
     pub const TEST_ABORT_AFTER_WRITES: &str = "TAGPIN_TEST_ABORT_AFTER_WRITES";
     pub const TEST_PAUSE_BEFORE_WRITES: &str = "TAGPIN_TEST_PAUSE_BEFORE_WRITES";
 }
+
+/// A file reached twice — through overlapping PATHs, or through a symbolic link to a file also
+/// walked — is read, counted and written once: it used to be rewritten twice, the second write
+/// then failing with "changed on disk since it was scanned" and exit code 1.
+#[test]
+fn a_file_reached_twice_is_pinned_once() {
+    let context = TestContext::new();
+    let mut registry = Registry::start();
+    let digest = registry.push("docker.io/library/nginx:1.27", Flavour::Image);
+    context
+        .write("chart/values.yaml", "image: nginx:1.27\n")
+        .symlink("values.yaml", "chart/prod.yaml");
+    let mut args = vec!["pin", "chart", ".", "--write", "--format", "json"];
+    let mirrors = registry.mirror_args(["docker.io"]);
+    args.extend(mirrors.iter().map(String::as_str));
+    let run = context.run(&args);
+    run.assert_code(0);
+    let doc = run.json();
+    assert_eq!(doc["summary"]["references"], 1, "{run}");
+    assert_eq!(doc["summary"]["files_written"], 1, "{run}");
+    assert_eq!(doc["not_written"], serde_json::json!([]), "{run}");
+    assert_eq!(
+        std::fs::read_to_string(context.path("chart/values.yaml")).unwrap(),
+        format!("image: nginx:1.27@{digest}\n")
+    );
+    assert!(
+        std::fs::symlink_metadata(context.path("chart/prod.yaml"))
+            .unwrap()
+            .is_symlink()
+    );
+    // scan and check see it once too.
+    let scan = context.run(["scan", "chart", ".", "--format", "json"]);
+    assert_eq!(
+        scan.json()["references"].as_array().unwrap().len(),
+        1,
+        "{scan}"
+    );
+}
+
+/// `-q` says nothing on stderr but errors: no summary line when everything was done; when a
+/// reference is left unresolved, its error and the summary.
+#[test]
+fn quiet_pin_prints_only_errors() {
+    let context = TestContext::new();
+    let mut registry = Registry::start();
+    registry.push("docker.io/library/nginx:1.27", Flavour::Image);
+    context.write("a.yaml", "image: nginx:1.27\n");
+    let mirrors = registry.mirror_args(["docker.io"]);
+    let with_mirrors = |args: &[&str]| -> Vec<String> {
+        let mut all: Vec<String> = args.iter().map(|&arg| arg.to_owned()).collect();
+        all.extend(mirrors.iter().cloned());
+        all
+    };
+
+    let run = context.run(with_mirrors(&["pin", "-q"]));
+    run.assert_code(0);
+    assert!(run.stdout.contains("+image: nginx:1.27@sha256:"), "{run}");
+    assert_eq!(run.stderr, "", "{run}");
+    let run = context.run(with_mirrors(&["pin", "-q", "--write"]));
+    run.assert_code(0);
+    assert_eq!(run.stderr, "", "{run}");
+
+    context.write("b.yaml", "image: nginx:9\n");
+    let run = context.run(with_mirrors(&["pin", "-q", "--write"]));
+    run.assert_code(1);
+    assert!(
+        run.stderr
+            .starts_with("error: b.yaml:1:8: cannot resolve nginx:9 (not-found)"),
+        "{run}"
+    );
+    assert!(run.stderr.contains("unresolved 1"), "{run}");
+    assert_eq!(
+        std::fs::read_to_string(context.path("b.yaml")).unwrap(),
+        "image: nginx:9\n"
+    );
+}

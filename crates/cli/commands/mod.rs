@@ -6,7 +6,8 @@ pub mod pin;
 pub mod pr;
 pub mod scan;
 
-use std::path::PathBuf;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde::Serialize;
@@ -73,8 +74,14 @@ pub fn check_paths(paths: &[PathBuf]) -> anyhow::Result<()> {
 }
 
 /// Walks `paths`, reads and scans every file tagpin knows, in parallel.
+///
+/// A file reached twice — through two PATHs that overlap (`tagpin pin charts .`) or through a
+/// symbolic link to a file also walked — is kept once, under the first of its shown paths:
+/// otherwise its references would count twice and `pin --write` would rewrite it twice (the
+/// second write then finds it "changed on disk").
 pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected {
     let collected = Mutex::new(Collected::default());
+    let identities = Mutex::new(HashMap::new());
     walk::walk(paths, &settings.paths, &|visit| {
         let outcome = match visit {
             Visit::File(candidate) => scan_file(candidate, settings, keep),
@@ -88,6 +95,12 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
             Outcome::Scanned(file) => {
                 collected.files_scanned += 1;
                 if !file.findings.is_empty() {
+                    if let Some(identity) = identity(&file.path) {
+                        identities
+                            .lock()
+                            .expect("no panics while holding the lock")
+                            .insert(file.display.clone(), identity);
+                    }
                     collected.files.push(file);
                 }
             }
@@ -99,6 +112,17 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
         .into_inner()
         .expect("no panics while holding the lock");
     collected.files.sort_by(|a, b| a.display.cmp(&b.display));
+    let identities = identities
+        .into_inner()
+        .expect("no panics while holding the lock");
+    let mut seen = HashSet::new();
+    let before = collected.files.len();
+    collected.files.retain(|file| {
+        identities
+            .get(&file.display)
+            .is_none_or(|id| seen.insert(id))
+    });
+    collected.files_scanned -= before - collected.files.len();
     for file in &mut collected.files {
         file.findings
             .sort_by_key(|finding| (finding.line, finding.column));
@@ -108,6 +132,20 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
         .sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
     collected.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     collected
+}
+
+/// Which file `path` is on disk, links followed: its device and inode.
+#[cfg(unix)]
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    let metadata = std::fs::metadata(path).ok()?;
+    Some((metadata.dev(), metadata.ino()))
+}
+
+/// Which file `path` is on disk: its canonical path.
+#[cfg(not(unix))]
+fn identity(path: &Path) -> Option<PathBuf> {
+    std::fs::canonicalize(path).ok()
 }
 
 enum Outcome {

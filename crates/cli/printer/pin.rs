@@ -27,6 +27,10 @@ pub fn diagnostics(
     color: bool,
 ) -> io::Result<()> {
     findings(out, report, verbosity, color)?;
+    // `-q` says nothing but errors: the summary only when something was left undone.
+    if verbosity == Verbosity::Quiet && report.complete() {
+        return Ok(());
+    }
     writeln!(out, "{}", summary_line(report))
 }
 
