@@ -31,6 +31,7 @@ pub(crate) struct Token {
     value: Secret,
     /// When to stop using it: a tenth of its life before it expires.
     refresh_at: Instant,
+    fetched_at: Instant,
 }
 
 impl Token {
@@ -43,6 +44,10 @@ impl Token {
 
     pub fn is_fresh(&self) -> bool {
         Instant::now() < self.refresh_at
+    }
+
+    pub fn fetched_at(&self) -> Instant {
+        self.fetched_at
     }
 }
 
@@ -155,9 +160,11 @@ pub(crate) async fn fetch(
     let lifetime = lifetime(&body, SystemTime::now());
     stats.token_fetched();
     tracing::debug!(%url, scope = request.scope, ?lifetime, "fetched token");
+    let now = Instant::now();
     Ok(Token {
         value: Secret::new(value),
-        refresh_at: Instant::now() + lifetime.mul_f64(0.9),
+        refresh_at: now + lifetime.mul_f64(0.9),
+        fetched_at: now,
     })
 }
 
