@@ -9,7 +9,7 @@ use reqwest::{Method, Url};
 use serde_json::Value;
 
 use crate::credentials::Credential;
-use crate::endpoint::Endpoint;
+use crate::endpoint::{Endpoint, is_loopback};
 use crate::error::redact;
 use crate::http::{Http, Request};
 use crate::stats::Recorder;
@@ -68,6 +68,17 @@ pub(crate) async fn fetch(
     request: &TokenRequest<'_>,
     login: Option<&Credential>,
 ) -> Result<Token, ResolveError> {
+    let login = login.filter(|_| {
+        let allowed = may_send_login(request.realm, endpoint);
+        if !allowed {
+            tracing::warn!(
+                realm = %redact(request.realm),
+                registry = endpoint.host,
+                "not sending credentials to a token realm on another host over plain HTTP; asking anonymously"
+            );
+        }
+        allowed
+    });
     let mut url = request.realm.clone();
     let mut headers = HeaderMap::new();
     let mut form = None;
@@ -168,6 +179,25 @@ pub(crate) async fn fetch(
     })
 }
 
+/// Whether the registry's credentials may go to `realm`. Over HTTPS, yes, wherever it is (Docker
+/// Hub's realm is `auth.docker.io`). Over plain HTTP only where the registry itself is spoken to
+/// over plain HTTP (loopback or `insecure_registries`) and the realm is that same host, or both
+/// are on this machine; never to some other host in clear text because a challenge said so.
+fn may_send_login(realm: &Url, endpoint: &Endpoint) -> bool {
+    if realm.scheme() == "https" {
+        return true;
+    }
+    let Some(host) = realm.host_str() else {
+        return false;
+    };
+    let authority = match realm.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    };
+    endpoint.scheme == "http"
+        && (authority == endpoint.host || (is_loopback(&authority) && is_loopback(&endpoint.host)))
+}
+
 /// How long a token stays valid from now: `expires_in` (default 60 s) counted from `issued_at`
 /// (RFC 3339) when the response has one, else from now. An `issued_at` in the future, or so far
 /// back that a token just handed out would already have expired, can only be clock skew between
@@ -254,7 +284,10 @@ mod tests {
 
     use serde_json::json;
 
-    use super::{lifetime, parse_rfc3339};
+    use tagpin_reference::TagKey;
+
+    use super::{lifetime, may_send_login, parse_rfc3339};
+    use crate::endpoint::Endpoint;
 
     fn at(text: &str) -> SystemTime {
         parse_rfc3339(text).unwrap_or_else(|| panic!("{text}"))
@@ -314,6 +347,36 @@ mod tests {
         ];
         for (body, seconds) in cases {
             assert_eq!(lifetime(&body, now), Duration::from_secs(seconds), "{body}");
+        }
+    }
+
+    #[test]
+    fn credentials_go_to_plain_http_realms_only_on_the_same_host() {
+        let insecure = vec!["registry.lan:5000".to_owned()];
+        let endpoint = |registry: &str| {
+            Endpoint::for_key(&TagKey::new(registry, "org/img", "v1"), &[], &insecure)
+        };
+        let cases = [
+            ("docker.io", "https://auth.docker.io/token", true),
+            ("registry.lan:5000", "https://auth.example/token", true),
+            ("registry.lan:5000", "http://registry.lan:5000/token", true),
+            ("127.0.0.1:5000", "http://127.0.0.1:5000/token", true),
+            ("127.0.0.1:5000", "http://localhost:6000/token", true),
+            ("[::1]:5000", "http://127.0.0.1:6000/token", true),
+            ("registry.lan:5000", "http://registry.lan:5001/token", false),
+            ("registry.lan:5000", "http://auth.example/token", false),
+            ("registry.lan:5000", "http://127.0.0.1:6000/token", false),
+            ("127.0.0.1:5000", "http://auth.example/token", false),
+            ("quay.io", "http://quay.io/token", false),
+            ("ghcr.io", "http://127.0.0.1/token", false),
+        ];
+        for (registry, realm, expected) in cases {
+            let realm = realm.parse().unwrap();
+            assert_eq!(
+                may_send_login(&realm, &endpoint(registry)),
+                expected,
+                "{registry} -> {realm}"
+            );
         }
     }
 }
