@@ -73,7 +73,7 @@ impl Endpoint {
 }
 
 /// Whether `host[:port]` names this machine: `localhost`, `127.0.0.0/8` or `::1`.
-fn is_loopback(host: &str) -> bool {
+pub(crate) fn is_loopback(host: &str) -> bool {
     let name = host_name(host);
     let name = name
         .strip_prefix('[')

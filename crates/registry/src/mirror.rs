@@ -17,7 +17,7 @@ pub struct Mirror {
 impl Mirror {
     /// A mirror of `registry` at `endpoint` (`HOST[:PORT][/PREFIX]`), as config files spell it.
     pub fn new(registry: &str, endpoint: &str) -> Result<Self, Error> {
-        let text = || format!("{registry}={endpoint}");
+        let text = || without_userinfo(&format!("{registry}={endpoint}"));
         let invalid = |problem| Error::InvalidMirror {
             text: text(),
             problem,
@@ -25,6 +25,11 @@ impl Mirror {
         let registry = registry.trim();
         if registry.is_empty() || registry.contains('/') {
             return Err(invalid("the registry must be a host such as quay.io"));
+        }
+        if endpoint.contains('@') {
+            return Err(invalid(
+                "credentials do not belong in a mirror; put them in Docker's config.json under the mirror's HOST[:PORT]",
+            ));
         }
         if endpoint.contains("://") {
             return Err(invalid(
@@ -82,7 +87,7 @@ impl FromStr for Mirror {
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let Some((registry, endpoint)) = text.split_once('=') else {
             return Err(Error::InvalidMirror {
-                text: text.to_owned(),
+                text: without_userinfo(text),
                 problem: "expected REGISTRY=HOST[:PORT][/PREFIX]",
             });
         };
@@ -98,6 +103,23 @@ impl fmt::Display for Mirror {
         }
         Ok(())
     }
+}
+
+/// `text` with whatever precedes its last `@` (after `=` and any `scheme://`) replaced by
+/// `<redacted>`: a `user:password@` must not reach an error message.
+fn without_userinfo(text: &str) -> String {
+    let Some(at) = text.rfind('@') else {
+        return text.to_owned();
+    };
+    let start = [
+        text.find('=').map(|index| index + 1),
+        text[..at].find("://").map(|index| index + 3),
+    ]
+    .into_iter()
+    .flatten()
+    .max()
+    .unwrap_or(0);
+    format!("{}<redacted>{}", &text[..start], &text[at..])
 }
 
 /// Checks `host[:port]`: a host name or IPv4 address (letters, digits, `.`, `-`, `_`) or a
@@ -218,5 +240,29 @@ mod tests {
         let mirror = Mirror::new("quay.io", "127.0.0.1:5000/quay.io").unwrap();
         assert_eq!(mirror.repository("org/img"), "quay.io/org/img");
         assert_eq!(mirror.to_string(), "quay.io=127.0.0.1:5000/quay.io");
+    }
+
+    #[test]
+    fn errors_never_echo_userinfo() {
+        for (text, shown) in [
+            (
+                "quay.io=bob:s3cret@mirror.example/q",
+                "quay.io=<redacted>@mirror.example/q",
+            ),
+            (
+                "quay.io=https://bob:s3cret@mirror.example",
+                "quay.io=https://<redacted>@mirror.example",
+            ),
+            (
+                "quay.io=s3cret@127.0.0.1:5000",
+                "quay.io=<redacted>@127.0.0.1:5000",
+            ),
+            ("bob:s3cret@mirror.example", "<redacted>@mirror.example"),
+        ] {
+            let error = text.parse::<Mirror>().unwrap_err();
+            let message = format!("{error} {error:?}");
+            assert!(!message.contains("s3cret"), "{message}");
+            assert!(message.contains(shown), "{message}");
+        }
     }
 }

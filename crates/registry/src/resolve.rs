@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
@@ -170,6 +170,7 @@ impl Inner {
         method: Method,
         url: &Url,
     ) -> Result<Reply, ResolveError> {
+        let started = Instant::now();
         let mut authorization = self
             .auth
             .authorization(&self.http, stats, endpoint, url)
@@ -199,7 +200,7 @@ impl Inner {
                         endpoint,
                         url,
                         &reply.headers,
-                        authorization.as_ref(),
+                        authorization.as_ref().map(|sent| (sent, started)),
                     )
                     .await?;
                 if next.is_some() {

@@ -10,6 +10,7 @@ mod token;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use reqwest::Url;
 use reqwest::header::HeaderValue;
@@ -72,13 +73,13 @@ impl Auth {
                 };
                 self.bearer(http, stats, endpoint, url, &request, None)
                     .await
-                    .map(Some)
             }
         }
     }
 
     /// After a 401 carrying `headers`: remembers the challenge and returns what to send next
-    /// time, or `None` when there is nothing better to try than what was `sent`.
+    /// time, or `None` when there is nothing better to try than what was `sent` (a request that
+    /// began at `since`).
     pub async fn after_challenge(
         &self,
         http: &Http,
@@ -86,7 +87,7 @@ impl Auth {
         endpoint: &Endpoint,
         url: &Url,
         headers: &reqwest::header::HeaderMap,
-        sent: Option<&HeaderValue>,
+        sent: Option<(&HeaderValue, Instant)>,
     ) -> Result<Option<HeaderValue>, ResolveError> {
         let Some(challenge) = challenge::from_headers(headers) else {
             return Ok(None);
@@ -104,10 +105,8 @@ impl Auth {
                     service: service.as_deref(),
                     scope: &endpoint.pull_scope(),
                 };
-                let next = self
-                    .bearer(http, stats, endpoint, url, &request, sent)
-                    .await?;
-                Ok(Some(next))
+                self.bearer(http, stats, endpoint, url, &request, sent)
+                    .await
             }
         }
     }
@@ -126,7 +125,9 @@ impl Auth {
     }
 
     /// A valid token for the request's scope: the cached one unless it is the `stale` one that
-    /// was just refused, else a fresh one (fetched by one caller while the others wait).
+    /// was just refused, else a fresh one (fetched by one caller while the others wait). `None`
+    /// when the refused token was itself fetched since the refused request began: a new one
+    /// would be refused too (no access, not an expired token).
     async fn bearer(
         &self,
         http: &Http,
@@ -134,8 +135,8 @@ impl Auth {
         endpoint: &Endpoint,
         url: &Url,
         request: &TokenRequest<'_>,
-        stale: Option<&HeaderValue>,
-    ) -> Result<HeaderValue, ResolveError> {
+        stale: Option<(&HeaderValue, Instant)>,
+    ) -> Result<Option<HeaderValue>, ResolveError> {
         let slot = Arc::clone(
             self.tokens
                 .lock()
@@ -146,15 +147,20 @@ impl Auth {
         let mut cached = slot.lock().await;
         if let Some(token) = cached.as_ref() {
             let header = token.header();
-            if token.is_fresh() && stale != Some(&header) {
-                return Ok(header);
+            let refused_since = stale
+                .filter(|(refused, _)| **refused == header)
+                .map(|(_, since)| since);
+            match refused_since {
+                Some(since) if token.fetched_at() >= since => return Ok(None),
+                None if token.is_fresh() => return Ok(Some(header)),
+                _ => {}
             }
         }
         let login = self.login(endpoint, url).await?;
         let token = token::fetch(http, stats, endpoint, request, login.as_ref()).await?;
         let header = token.header();
         *cached = Some(token);
-        Ok(header)
+        Ok(Some(header))
     }
 
     async fn login(

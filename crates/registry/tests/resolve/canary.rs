@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use tagpin_registry::{Credentials, Resolver, ResolverOptions, Secret};
+use tagpin_registry::{Credentials, Mirror, Resolver, ResolverOptions, Secret};
 use tagpin_testkit::TestRegistry;
-use wiremock::matchers::{header, method, path};
+use wiremock::matchers::{header, method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::support::{fast_options, host, key, resolve_with};
@@ -191,6 +191,169 @@ async fn canary_never_leaks() {
     assert!(
         logs.contains("looked up credentials"),
         "logging was captured:\n{logs}"
+    );
+    texts.push(("logs", logs));
+    for (what, text) in texts {
+        assert_clean(what, &text);
+    }
+}
+
+/// Error chains of every failed key, Display and Debug.
+fn error_texts(resolution: &tagpin_registry::Resolution) -> Vec<(&'static str, String)> {
+    let mut texts = vec![("resolution Debug", format!("{resolution:?}"))];
+    for result in resolution.digests.values() {
+        if let Err(error) = result {
+            let mut chain = format!("{error} / {error:?}");
+            let mut source = std::error::Error::source(error);
+            while let Some(cause) = source {
+                let _ = write!(chain, " / {cause} / {cause:?}");
+                source = cause.source();
+            }
+            texts.push(("error", chain));
+        }
+    }
+    texts
+}
+
+/// The paths where a secret is most likely to be echoed back: a credential helper that fails
+/// printing it, token endpoints whose error bodies repeat what they were sent, a refused
+/// identity token, and credentials written into a mirror.
+#[tokio::test]
+async fn canary_never_leaks_on_failure_paths() {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let encoded = STANDARD.encode(format!("canary:{CANARY}"));
+
+    let challenge = |server: &MockServer| {
+        ResponseTemplate::new(401).insert_header(
+            "www-authenticate",
+            format!(r#"Bearer realm="{}/token",service="fake""#, server.uri()),
+        )
+    };
+    // Token endpoints that echo the credentials in error bodies and in a body that is not JSON.
+    let echo = MockServer::start().await;
+    Mock::given(method("HEAD"))
+        .respond_with(challenge(&echo))
+        .mount(&echo)
+        .await;
+    let echoed =
+        format!(r#"{{"errors":[{{"code":"DENIED","message":"bad Basic {encoded} / {CANARY}"}}]}}"#);
+    for (repository, status, body) in [
+        ("org/refused", 401, echoed.clone()),
+        ("org/broken", 500, echoed.clone()),
+        ("org/garbled", 200, format!("not json: {CANARY}")),
+        (
+            "org/empty",
+            200,
+            format!(r#"{{"token": "", "detail": "{CANARY}"}}"#),
+        ),
+    ] {
+        Mock::given(method("GET"))
+            .and(path("/token"))
+            .and(query_param(
+                "scope",
+                format!("repository:{repository}:pull").as_str(),
+            ))
+            .respond_with(ResponseTemplate::new(status).set_body_string(body))
+            .mount(&echo)
+            .await;
+    }
+    // An identity token refused by the OAuth2 endpoint, which repeats it.
+    let oauth = MockServer::start().await;
+    Mock::given(method("HEAD"))
+        .respond_with(challenge(&oauth))
+        .mount(&oauth)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/token"))
+        .respond_with(ResponseTemplate::new(400).set_body_string(format!(
+            r#"{{"error":"invalid_grant","refresh_token":"{CANARY}"}}"#
+        )))
+        .expect(1)
+        .mount(&oauth)
+        .await;
+    // A registry whose credential helper fails after printing the canary on both streams.
+    let with_helper = MockServer::start().await;
+    Mock::given(method("HEAD"))
+        .respond_with(challenge(&with_helper))
+        .mount(&with_helper)
+        .await;
+
+    let dir = tempfile::tempdir().unwrap();
+    let helper = dir.path().join("docker-credential-canary");
+    std::fs::write(
+        &helper,
+        format!("#!/bin/sh\necho '{CANARY}'\necho '{CANARY} {encoded}' >&2\nexit 3\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = dir.path().join("config.json");
+    std::fs::write(
+        &config,
+        format!(
+            r#"{{"auths": {{
+                "{echo}": {{"username": "canary", "password": "{CANARY}"}},
+                "{oauth}": {{"identitytoken": "{CANARY}"}}
+            }}, "credHelpers": {{"{with_helper}": "canary"}}}}"#,
+            echo = host(&echo),
+            oauth = host(&oauth),
+            with_helper = host(&with_helper),
+        ),
+    )
+    .unwrap();
+    let resolver = Resolver::new(ResolverOptions {
+        credentials: Credentials::from_docker_config_file(&config)
+            .unwrap()
+            .with_helper_path(dir.path()),
+        ..fast_options()
+    })
+    .unwrap();
+    let keys = [
+        (key(&host(&echo), "org/refused", "v1"), "unauthorized"),
+        (key(&host(&echo), "org/broken", "v1"), "unexpected-status"),
+        (key(&host(&echo), "org/garbled", "v1"), "bad-token"),
+        (key(&host(&echo), "org/empty", "v1"), "bad-token"),
+        (key(&host(&oauth), "org/img", "v1"), "unexpected-status"),
+        (key(&host(&with_helper), "org/img", "v1"), "credentials"),
+    ];
+    let (resolution, _) = resolve_with(&resolver, keys.iter().map(|(key, _)| key.clone())).await;
+    for (key, kind) in &keys {
+        let result = &resolution.digests[key];
+        assert_eq!(
+            result
+                .as_ref()
+                .err()
+                .map(tagpin_registry::ResolveError::kind),
+            Some(*kind),
+            "{key}: {result:?}"
+        );
+    }
+
+    let mut texts = error_texts(&resolution);
+    texts.push((
+        "stats JSON",
+        serde_json::to_string(&resolution.stats).unwrap(),
+    ));
+    for text in [
+        format!("quay.io=canary:{CANARY}@mirror.example/q"),
+        format!("quay.io=https://canary:{CANARY}@mirror.example"),
+        format!("canary:{CANARY}@mirror.example"),
+    ] {
+        let error = text.parse::<Mirror>().unwrap_err();
+        texts.push(("mirror error", format!("{error} {error:?}")));
+    }
+    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        logs.contains("fetched token") || logs.contains("not resolved"),
+        "{logs}"
     );
     texts.push(("logs", logs));
     for (what, text) in texts {

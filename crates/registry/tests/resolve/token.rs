@@ -227,3 +227,97 @@ async fn refused_token_is_unauthorized_without_retries() {
     assert_eq!(count(&server, "HEAD", "/v2/org/img/manifests/v1").await, 2);
     assert_eq!(count(&server, "GET", "/token").await, 1);
 }
+
+/// Once a host's realm is known, a lookup fetches its token up front; when that token is refused,
+/// it was fetched for this very request, so a second fetch would only be refused again.
+#[tokio::test]
+async fn token_refused_right_after_fetching_is_not_fetched_again() {
+    let server = MockServer::start().await;
+    let registry = host(&server);
+    let realm = format!("{}/token", server.uri());
+    Mock::given(method("HEAD"))
+        .respond_with(ResponseTemplate::new(401).insert_header(
+            "www-authenticate",
+            format!(r#"Bearer realm="{realm}",service="{SERVICE}""#),
+        ))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/token"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(serde_json::json!({"token": "weak", "expires_in": 300})),
+        )
+        .mount(&server)
+        .await;
+    let resolver = Resolver::new(fast_options()).unwrap();
+    let first = key(&registry, "org/img", "v1");
+    let (resolution, _) = resolve_with(&resolver, [first.clone()]).await;
+    assert_eq!(error_kind(&resolution, &first), "unauthorized");
+
+    let second = key(&registry, "org/private", "v1");
+    let (resolution, _) = resolve_with(&resolver, [second.clone()]).await;
+    assert_eq!(error_kind(&resolution, &second), "unauthorized");
+    assert_eq!(resolution.stats.tokens_fetched, 1, "{:?}", resolution.stats);
+    assert_eq!(
+        count(&server, "HEAD", "/v2/org/private/manifests/v1").await,
+        1
+    );
+    assert_eq!(
+        count(&server, "GET", "/token").await,
+        2,
+        "one per repository"
+    );
+}
+
+/// A cached token refused later (revoked before it expired) is replaced once.
+#[tokio::test]
+async fn cached_token_refused_later_is_replaced_once() {
+    let server = MockServer::start().await;
+    let registry = host(&server);
+    let realm = format!("{}/token", server.uri());
+    let ok =
+        || ResponseTemplate::new(200).insert_header("docker-content-digest", digest_for("org/img"));
+    Mock::given(method("HEAD"))
+        .and(header("authorization", "Bearer old"))
+        .respond_with(ok())
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("HEAD"))
+        .and(header("authorization", "Bearer new"))
+        .respond_with(ok())
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("HEAD"))
+        .respond_with(ResponseTemplate::new(401).insert_header(
+            "www-authenticate",
+            format!(r#"Bearer realm="{realm}",service="{SERVICE}""#),
+        ))
+        .with_priority(2)
+        .mount(&server)
+        .await;
+    for (token, priority) in [("old", 1), ("new", 2)] {
+        Mock::given(method("GET"))
+            .and(path("/token"))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .set_body_json(serde_json::json!({"token": token, "expires_in": 300})),
+            )
+            .up_to_n_times(if token == "old" { 1 } else { u64::MAX })
+            .with_priority(priority)
+            .mount(&server)
+            .await;
+    }
+    let resolver = Resolver::new(fast_options()).unwrap();
+    for tag in ["v1", "v2", "v3"] {
+        let tag = key(&registry, "org/img", tag);
+        let (resolution, _) = resolve_with(&resolver, [tag.clone()]).await;
+        assert_eq!(digest_text(&resolution, &tag), digest_for("org/img"));
+    }
+    assert_eq!(count(&server, "GET", "/token").await, 2, "old, then new");
+    assert_eq!(count(&server, "HEAD", "/v2/org/img/manifests/v2").await, 2);
+    assert_eq!(count(&server, "HEAD", "/v2/org/img/manifests/v3").await, 1);
+}
