@@ -6,8 +6,6 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use tagpin_registry::Mirror;
-
 /// Pin container image references to digests.
 ///
 /// tagpin finds every image reference in a repository (Kubernetes and Helm YAML, compose files,
@@ -37,12 +35,15 @@ pub struct GlobalArgs {
     pub config: Option<PathBuf>,
 
     /// Resolve REGISTRY's images at a mirror (repeatable), e.g. `quay.io=127.0.0.1:5000/quay.io`.
+    ///
+    /// Kept as text here and parsed in the settings step: clap would echo a rejected value,
+    /// and a mistyped mirror may carry a password.
     #[arg(
         long = "mirror",
         global = true,
         value_name = "REGISTRY=HOST[:PORT][/PREFIX]"
     )]
-    pub mirrors: Vec<Mirror>,
+    pub mirrors: Vec<String>,
 
     /// Registry requests in flight at once (commands that resolve tags).
     #[arg(long, global = true, value_name = "N")]
@@ -296,13 +297,6 @@ mod tests {
         assert_eq!(pr.base, None);
         assert!(pr.dry_run);
         assert_eq!(pr.format, PinFormat::Json);
-    }
-
-    #[test]
-    fn bad_mirror_flags_are_usage_errors() {
-        let error =
-            Cli::try_parse_from(["tagpin", "--mirror", "quay.io=host:port", "pin"]).unwrap_err();
-        assert!(error.to_string().contains("port"), "{error}");
     }
 
     #[test]

@@ -259,8 +259,9 @@ impl Settings {
                 mirrors.insert(mirror.registry().to_owned(), mirror);
             }
         }
-        for mirror in &flags.mirrors {
-            mirrors.insert(mirror.registry().to_owned(), mirror.clone());
+        for flag in &flags.mirrors {
+            let mirror = flag.parse::<Mirror>().context("invalid --mirror")?;
+            mirrors.insert(mirror.registry().to_owned(), mirror);
         }
 
         let concurrency = match (flags.concurrency, non_empty(env, env::CONCURRENCY)) {

@@ -91,6 +91,22 @@ fn exit_2_on_usage_errors() {
     }
 }
 
+/// A mirror typed with a password is refused without echoing it (clap would have printed the
+/// rejected value, so `--mirror` is parsed in the settings step).
+#[test]
+fn a_mirror_with_a_password_is_refused_without_echoing_it() {
+    let run = pinned_only().run([
+        "scan",
+        "--mirror",
+        "quay.io=bob:canary-s3cret@mirror.example",
+    ]);
+    run.assert_code(2);
+    assert!(run.stderr.contains("invalid --mirror"), "{run}");
+    assert!(run.stderr.contains("<redacted>@mirror.example"), "{run}");
+    assert!(!run.stderr.contains("canary-s3cret"), "{run}");
+    assert!(!run.stdout.contains("canary-s3cret"), "{run}");
+}
+
 /// `--online` against a real registry: the pinned digest is stale until the file carries the
 /// tag's current one.
 #[test]
