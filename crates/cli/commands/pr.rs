@@ -167,6 +167,7 @@ pub fn run(
 
     let plan = RollingPullRequest {
         base: Some(base.clone()),
+        base_head: None,
         branch: pr.branch.clone(),
         files,
         commit_message: commit_message.clone(),
