@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use tagpin_fake_github::{FakeGitHub, Fault, Options};
+use tagpin_fake_github::{FakeGitHub, Fault, Options, PushAfter};
 
 use crate::context::{Run, TestContext};
 use crate::registry::{Flavour, Registry};
@@ -240,11 +240,11 @@ fn preamble() -> Vec<String> {
     ]
 }
 
-/// `sync`'s reads: base head, base commit, the trees on the changed paths, the branch (and
-/// its commit when it exists), the open pull request.
+/// `sync`'s reads: base commit (the head the preamble checked is passed on, not read again),
+/// the trees on the changed paths, the branch (and its commit when it exists), the open pull
+/// request.
 fn survey(branch_exists: bool) -> Vec<String> {
     let mut calls = vec![
-        format!("GET /repos/{REPO}/git/ref/heads/main"),
         format!("GET /repos/{REPO}/git/commits/{{sha}}"),
         format!("GET /repos/{REPO}/git/trees/{{sha}}"),
         format!("GET /repos/{REPO}/git/trees/{{sha}}"),
@@ -258,6 +258,11 @@ fn survey(branch_exists: bool) -> Vec<String> {
         "GET /repos/{REPO}/pulls?head=acme%3Atagpin%2Fdigests&state=open"
     ));
     calls
+}
+
+/// Before the first write: the base still points at the head the preamble checked.
+fn check_base() -> Vec<String> {
+    vec![format!("GET /repos/{REPO}/git/ref/heads/main")]
 }
 
 /// The writes that push a commit: a blob per changed file, a tree, a commit.
@@ -294,6 +299,7 @@ fn pr_opens_keeps_refreshes_and_closes_one_pull_request() {
         concat(&[
             preamble(),
             survey(false),
+            check_base(),
             push(),
             vec![
                 format!("POST /repos/{REPO}/git/refs"),
@@ -377,6 +383,7 @@ fn pr_opens_keeps_refreshes_and_closes_one_pull_request() {
         concat(&[
             preamble(),
             survey(true),
+            check_base(),
             push(),
             vec![
                 format!("PATCH /repos/{REPO}/git/refs/heads/{BRANCH}"),
@@ -545,6 +552,45 @@ fn a_checkout_behind_or_ahead_of_the_base_is_refused() {
 }
 
 #[test]
+fn a_push_to_the_base_while_pr_runs_is_not_reverted() {
+    let setup = Setup::new();
+    let local = setup.head();
+    // Someone changes a file `pr` rewrites, right after `pr` checked the checkout against the
+    // base head: building the checkout's files on their commit would undo their change.
+    let theirs = "FROM alpine:3.21\nRUN true\n";
+    setup.github.push_after(PushAfter {
+        method: "GET".to_owned(),
+        path_prefix: format!("/repos/{REPO}/git/ref/heads/main"),
+        nth: 1,
+        repo: REPO.to_owned(),
+        branch: "main".to_owned(),
+        files: vec![(
+            "Dockerfile".to_owned(),
+            theirs.as_bytes().to_vec(),
+            "100644".to_owned(),
+        )],
+    });
+    let run = setup.run(&["pr"]);
+    run.assert_code(2);
+    let remote = setup.github.branch_head(REPO, "main").unwrap();
+    assert_ne!(remote, local);
+    assert!(
+        run.stderr.contains(&format!(
+            "error: the base branch `main` moved from {local} to {remote} while tagpin ran; \
+             nothing was pushed; run it again on a fresh checkout"
+        )),
+        "{run}"
+    );
+    assert_eq!(
+        setup.calls(),
+        concat(&[preamble(), survey(false), check_base()])
+    );
+    assert!(setup.github.branch_head(REPO, BRANCH).is_none());
+    assert!(setup.github.pulls(REPO).is_empty());
+    assert_eq!(setup.remote("main")["Dockerfile"], theirs.as_bytes());
+}
+
+#[test]
 fn files_changed_since_head_are_refused() {
     let setup = Setup::new();
     setup
@@ -566,7 +612,7 @@ fn dry_run_calls_no_write_endpoint() {
     let run = setup.run(&["pr", "--dry-run", "--label", "deps", "--title", "Digests"]);
     run.assert_code(0);
     let calls = setup.calls();
-    assert_eq!(calls, concat(&[preamble(), survey(false)]));
+    assert_eq!(calls, concat(&[preamble(), survey(false), check_base()]));
     assert!(setup.github.branch_head(REPO, BRANCH).is_none());
     assert!(setup.github.pulls(REPO).is_empty());
     for needle in [

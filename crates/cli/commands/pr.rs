@@ -4,7 +4,8 @@
 //!
 //! Data flow: the local checkout (root, HEAD) → the remote base head, which must be that HEAD
 //! → `pin::compute` (scan, resolve, plan, new texts; no writes) → the files from the
-//! checkout's root with their modes → title, body, commit message → `GitHub::sync`, or
+//! checkout's root with their modes → title, body, commit message → `GitHub::sync` with that
+//! head as the expected base head (it refuses when the base moved on meanwhile), or
 //! `close_stale`, or for `--dry-run` `plan_requests` (reads only).
 
 mod git;
@@ -167,6 +168,9 @@ pub fn run(
 
     let plan = RollingPullRequest {
         base: Some(base.clone()),
+        // The files are the checkout's, so the commit goes on the head checked above; `sync`
+        // refuses if the base moved on since (another push while this ran).
+        base_head: Some(remote_head.clone()),
         branch: pr.branch.clone(),
         files,
         commit_message: commit_message.clone(),
@@ -197,12 +201,12 @@ pub fn run(
     } else if pr.dry_run {
         match runtime.block_on(github.plan_requests(&plan)) {
             Err(tagpin_github::Error::NoChanges { .. }) => None,
-            other => Some(SyncResult::Planned(other?)),
+            other => Some(SyncResult::Planned(base_moved(other)?)),
         }
     } else {
         match runtime.block_on(github.sync(&plan)) {
             Err(tagpin_github::Error::NoChanges { .. }) => None,
-            other => Some(SyncResult::Synced(other?)),
+            other => Some(SyncResult::Synced(base_moved(other)?)),
         }
     };
     match synced {
@@ -246,6 +250,21 @@ pub fn run(
         }
     }
     Ok(pr_report)
+}
+
+/// `sync`'s refusal to build on a base that moved since the HEAD check, said for `pr`.
+fn base_moved<T>(result: Result<T, tagpin_github::Error>) -> anyhow::Result<T> {
+    match result {
+        Err(tagpin_github::Error::BaseMoved {
+            base,
+            expected,
+            found,
+        }) => bail!(
+            "the base branch `{base}` moved from {expected} to {found} while tagpin ran; nothing \
+             was pushed; run it again on a fresh checkout"
+        ),
+        other => Ok(other?),
+    }
 }
 
 enum SyncResult {

@@ -149,6 +149,23 @@ impl Fault {
     }
 }
 
+/// A push by someone else that the fake makes itself right after answering the `nth` request
+/// whose method and path (below the mount, without the query) match; see
+/// [`FakeGitHub::push_after`].
+#[derive(Debug, Clone)]
+pub struct PushAfter {
+    pub method: String,
+    pub path_prefix: String,
+    /// Which matching request, counting from 1, is followed by the push.
+    pub nth: usize,
+    /// `owner/name`.
+    pub repo: String,
+    pub branch: String,
+    /// `(path, content, mode)` written over the branch's tree, as in
+    /// [`FakeGitHub::push_commit`].
+    pub files: Vec<(String, Vec<u8>, String)>,
+}
+
 pub(crate) struct Shared {
     pub state: Mutex<State>,
     pub options: Options,
@@ -174,6 +191,7 @@ pub(crate) struct State {
     pub repos: BTreeMap<String, Repo>,
     pub requests: Vec<RecordedRequest>,
     pub faults: Vec<Fault>,
+    pub pushes: Vec<PushAfter>,
     pub clock: i64,
     pub next_id: u64,
 }
@@ -192,6 +210,67 @@ impl State {
     pub fn take_fault(&mut self, method: &str, path: &str) -> Option<Fault> {
         let index = self.faults.iter().position(|f| f.matches(method, path))?;
         Some(self.faults.remove(index))
+    }
+
+    /// Counts the request against the queued pushes and makes those whose turn it was.
+    pub fn run_pushes(&mut self, method: &str, path: &str) {
+        let mut due = Vec::new();
+        self.pushes.retain_mut(|push| {
+            if !push.method.eq_ignore_ascii_case(method) || !path.starts_with(&push.path_prefix) {
+                return true;
+            }
+            push.nth = push.nth.saturating_sub(1);
+            if push.nth == 0 {
+                due.push(push.clone());
+                return false;
+            }
+            true
+        });
+        for push in due {
+            let files: Vec<(&str, &[u8], &str)> = push
+                .files
+                .iter()
+                .map(|(path, content, mode)| (path.as_str(), content.as_slice(), mode.as_str()))
+                .collect();
+            self.add_commit(&push.repo, &push.branch, None, &files);
+        }
+    }
+
+    pub fn add_commit(
+        &mut self,
+        full_name: &str,
+        branch: &str,
+        sha: Option<&str>,
+        files: &[(&str, &[u8], &str)],
+    ) -> String {
+        let time = self.tick();
+        let repo = self.repos.get_mut(full_name).expect("unknown repository");
+        let key = format!("heads/{branch}");
+        let parent = repo.refs.get(&key).cloned();
+        let base = parent
+            .as_deref()
+            .and_then(|sha| repo.store.commit(sha))
+            .map(|c| repo.store.leaves(&c.tree.clone()))
+            .unwrap_or_default();
+        let leaves = put_files(&mut repo.store, base, files);
+        let tree = repo.store.build_tree(&leaves);
+        let commit = Commit {
+            tree,
+            parents: parent.into_iter().collect(),
+            message: "Push by someone else".to_owned(),
+            time,
+        };
+        let sha = match sha {
+            Some(sha) => {
+                repo.store
+                    .objects
+                    .insert(sha.to_owned(), git::Object::Commit(commit));
+                sha.to_owned()
+            }
+            None => repo.store.put_commit(commit),
+        };
+        repo.refs.insert(key, sha.clone());
+        sha
     }
 }
 
@@ -365,40 +444,19 @@ impl FakeGitHub {
         sha: Option<&str>,
         files: &[(&str, &[u8], &str)],
     ) -> String {
-        let mut state = self.shared.lock();
-        let time = state.tick();
-        let repo = state.repos.get_mut(full_name).expect("unknown repository");
-        let key = format!("heads/{branch}");
-        let parent = repo.refs.get(&key).cloned();
-        let base = parent
-            .as_deref()
-            .and_then(|sha| repo.store.commit(sha))
-            .map(|c| repo.store.leaves(&c.tree.clone()))
-            .unwrap_or_default();
-        let leaves = put_files(&mut repo.store, base, files);
-        let tree = repo.store.build_tree(&leaves);
-        let commit = Commit {
-            tree,
-            parents: parent.into_iter().collect(),
-            message: "Push by someone else".to_owned(),
-            time,
-        };
-        let sha = match sha {
-            Some(sha) => {
-                repo.store
-                    .objects
-                    .insert(sha.to_owned(), git::Object::Commit(commit));
-                sha.to_owned()
-            }
-            None => repo.store.put_commit(commit),
-        };
-        repo.refs.insert(key, sha.clone());
-        sha
+        self.shared.lock().add_commit(full_name, branch, sha, files)
     }
 
     /// Queues a one-shot fault.
     pub fn inject(&self, fault: Fault) {
         self.shared.lock().faults.push(fault);
+    }
+
+    /// Queues a one-shot push by someone else that the fake makes itself, right after it has
+    /// answered the `nth` request (counting from 1) matching the trigger: a race with the
+    /// client at a chosen point of its call sequence.
+    pub fn push_after(&self, push: PushAfter) {
+        self.shared.lock().pushes.push(push);
     }
 
     /// Every request received so far, in order.

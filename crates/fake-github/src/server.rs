@@ -111,6 +111,8 @@ async fn handle(shared: &Shared, request: axum::extract::Request) -> Response {
         value
     };
     let (status, value) = dispatch(&mut state, shared, &method, path, query, &body);
+    // The answer is made: a push due after this request lands before the next one.
+    state.run_pushes(method.as_str(), path);
     match fault {
         Some(fault) => fault_response(&fault),
         None => json_response(status, &value, &[]),

@@ -86,6 +86,19 @@ pub enum Error {
 
     #[error("the changes leave branch `{base}` as it is: nothing to commit")]
     NoChanges { base: String },
+
+    #[error("invalid commit id `{0}`: expected 40 or 64 lowercase hex digits")]
+    InvalidCommit(String),
+
+    /// The base branch no longer points at the head the caller built the files from
+    /// ([`RollingPullRequest::base_head`](crate::RollingPullRequest::base_head)); nothing was
+    /// written.
+    #[error("branch `{base}` moved from {expected} to {found}: nothing was pushed")]
+    BaseMoved {
+        base: String,
+        expected: String,
+        found: String,
+    },
 }
 
 impl Error {

@@ -59,6 +59,12 @@ pub struct FileChange {
 pub struct RollingPullRequest {
     /// The branch to build on and to merge into; the repository's default branch when `None`.
     pub base: Option<String>,
+    /// The base head the files were computed from (a local checkout's HEAD, say). When set,
+    /// the commit is built on this commit, not on whatever the base branch points at when
+    /// `sync` reads it, and before writing anything `sync` checks that the base branch still
+    /// points at it: if it moved, [`Error::BaseMoved`] and nothing is pushed (the files would
+    /// silently revert what was pushed in between). When `None`, the base head `sync` reads.
+    pub base_head: Option<String>,
     /// The branch tagpin owns and force-moves, such as `tagpin/digests`.
     pub branch: String,
     pub files: Vec<FileChange>,
@@ -121,6 +127,8 @@ pub struct Plan {
 struct Survey {
     base: String,
     base_head: String,
+    /// `base_head` was given by the caller, not read: check it before pushing.
+    expected: bool,
     base_tree: String,
     /// path → (mode, blob id), computed locally.
     changes: BTreeMap<String, (String, String)>,
@@ -187,6 +195,19 @@ fn steps(survey: &Survey, plan: &RollingPullRequest) -> Steps {
     }
 }
 
+/// A commit id as it goes into a request path: SHA-1 or SHA-256, lowercase hex.
+fn check_commit(sha: &str) -> Result<(), Error> {
+    let ok = matches!(sha.len(), 40 | 64)
+        && sha
+            .chars()
+            .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::InvalidCommit(sha.to_owned()))
+    }
+}
+
 fn check_path(path: &str) -> Result<(), Error> {
     let ok = !path.is_empty()
         && !path.contains('\0')
@@ -206,11 +227,16 @@ impl GitHub {
     /// create the branch or move it with force → update the open pull request from the branch
     /// (title, body, base) or open one → add missing labels. Nothing is written to git when the
     /// branch's head already has the same tree on the same parent.
+    ///
+    /// With [`RollingPullRequest::base_head`] set, that commit is the base, the base ref is not
+    /// read up front, and it is read once just before the first write: when it points elsewhere
+    /// by then, [`Error::BaseMoved`] and nothing is written.
     pub async fn sync(&self, plan: &RollingPullRequest) -> Result<SyncOutcome, Error> {
         let survey = self.survey(plan).await?;
         let steps = steps(&survey, plan);
         let mut pushed = false;
         if steps.push {
+            self.check_base(&survey).await?;
             pushed = self.push(&survey, plan).await?;
         }
         let (pull, edited) = match (&survey.pull, steps.edit) {
@@ -248,6 +274,10 @@ impl GitHub {
     pub async fn plan_requests(&self, plan: &RollingPullRequest) -> Result<Plan, Error> {
         let survey = self.survey(plan).await?;
         let steps = steps(&survey, plan);
+        if steps.push {
+            // The same read `sync` makes before pushing, so that a dry run sees the race too.
+            self.check_base(&survey).await?;
+        }
         let repo = format!("/repos/{}", self.repo);
         let mut requests = Vec::new();
         let mut add = |method, path: String, purpose: String| {
@@ -384,13 +414,16 @@ impl GitHub {
                 (file.mode.as_str().to_owned(), git::blob_id(&file.content)),
             );
         }
-        let base_head = self
-            .branch_head(&base)
-            .await?
-            .ok_or_else(|| Error::BranchNotFound {
-                repo: self.repo.to_string(),
-                branch: base.clone(),
-            })?;
+        // An expected head is checked just before the push (`check_base`), not here: the
+        // later the check, the narrower the window; and a run that pushes nothing does not
+        // need it.
+        let (base_head, expected) = match &plan.base_head {
+            Some(head) => {
+                check_commit(head)?;
+                (head.clone(), true)
+            }
+            None => (self.read_base_head(&base).await?, false),
+        };
         let base_tree = self.commit(&base_head).await?.tree.sha;
         let tree = self.tree_after(&base_tree, &changes).await?;
         if tree == base_tree {
@@ -404,11 +437,39 @@ impl GitHub {
         Ok(Survey {
             base,
             base_head,
+            expected,
             base_tree,
             changes,
             tree,
             branch,
             pull,
+        })
+    }
+
+    async fn read_base_head(&self, base: &str) -> Result<String, Error> {
+        self.branch_head(base)
+            .await?
+            .ok_or_else(|| Error::BranchNotFound {
+                repo: self.repo.to_string(),
+                branch: base.to_owned(),
+            })
+    }
+
+    /// With an expected base head: the base branch must still point at it, or the commit
+    /// about to be built would be stale. One GET; nothing is written before it.
+    async fn check_base(&self, survey: &Survey) -> Result<(), Error> {
+        if !survey.expected {
+            return Ok(());
+        }
+        let found = self.read_base_head(&survey.base).await?;
+        if found == survey.base_head {
+            return Ok(());
+        }
+        tracing::warn!(base = %survey.base, expected = %survey.base_head, %found, "the base branch moved; pushing nothing");
+        Err(Error::BaseMoved {
+            base: survey.base.clone(),
+            expected: survey.base_head.clone(),
+            found,
         })
     }
 

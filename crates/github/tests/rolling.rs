@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tagpin_fake_github::{FakeGitHub, Fault, Options};
+use tagpin_fake_github::{FakeGitHub, Fault, Options, PushAfter};
 use tagpin_github::{
     Error, FileChange, FileMode, GitHub, Method, RetrySettings, RollingPullRequest, Secret,
     SyncOutcome,
@@ -62,6 +62,7 @@ fn client(fake: &FakeGitHub) -> GitHub {
 fn plan(tag_digest: &str) -> RollingPullRequest {
     RollingPullRequest {
         base: None,
+        base_head: None,
         branch: BRANCH.to_owned(),
         files: vec![
             FileChange {
@@ -302,6 +303,177 @@ async fn a_base_that_moved_on_rebuilds_the_branch_on_the_new_head() {
         "keeps the base's new work"
     );
     assert!(String::from_utf8_lossy(&files["deploy/app.yaml"].0).contains(D1));
+}
+
+/// The survey with the base head given by the caller: the base ref is not read up front.
+const SURVEY_EXPECTED_NEW_BRANCH: &[&str] = &[
+    "GET /repos/acme/app",
+    "GET /repos/acme/app/git/commits/{sha}",
+    "GET /repos/acme/app/git/trees/{sha}",
+    "GET /repos/acme/app/git/trees/{sha}",
+    "GET /repos/acme/app/git/trees/{sha}",
+    "GET /repos/acme/app/git/ref/heads/tagpin/digests",
+    "GET /repos/acme/app/pulls?head=acme%3Atagpin%2Fdigests&state=open",
+];
+
+const SURVEY_EXPECTED_EXISTING_BRANCH: &[&str] = &[
+    "GET /repos/acme/app",
+    "GET /repos/acme/app/git/commits/{sha}",
+    "GET /repos/acme/app/git/trees/{sha}",
+    "GET /repos/acme/app/git/trees/{sha}",
+    "GET /repos/acme/app/git/trees/{sha}",
+    "GET /repos/acme/app/git/ref/heads/tagpin/digests",
+    "GET /repos/acme/app/git/commits/{sha}",
+    "GET /repos/acme/app/pulls?head=acme%3Atagpin%2Fdigests&state=open",
+];
+
+/// The check before the first write that the base still points at the expected head.
+const CHECK_BASE: &[&str] = &["GET /repos/acme/app/git/ref/heads/main"];
+
+fn expecting(head: &str, tag_digest: &str) -> RollingPullRequest {
+    RollingPullRequest {
+        base_head: Some(head.to_owned()),
+        ..plan(tag_digest)
+    }
+}
+
+/// Someone else's change to a file the plan rewrites: building the plan's files on it would
+/// revert it.
+const THEIR_CHANGE: &[(&str, &[u8], &str)] =
+    &[("deploy/app.yaml", b"image: nginx:1.28\n", "100644")];
+
+#[tokio::test]
+async fn an_expected_base_head_is_the_parent_and_is_checked_once_before_the_push() {
+    let (fake, github) = start().await;
+    let head = github.branch_head("main").await.unwrap().unwrap();
+    fake.clear_requests();
+
+    let outcome = github.sync(&expecting(&head, D1)).await.unwrap();
+    assert!(
+        matches!(outcome, SyncOutcome::Opened { number: 1, .. }),
+        "{outcome:?}"
+    );
+    assert_eq!(
+        calls(&fake),
+        concat(&[
+            SURVEY_EXPECTED_NEW_BRANCH,
+            CHECK_BASE,
+            &[
+                "POST /repos/acme/app/git/blobs",
+                "POST /repos/acme/app/git/blobs",
+                "POST /repos/acme/app/git/trees",
+                "POST /repos/acme/app/git/commits",
+                "POST /repos/acme/app/git/refs",
+                "POST /repos/acme/app/pulls",
+                "POST /repos/acme/app/issues/1/labels",
+            ],
+        ])
+    );
+    let branch = fake.branch_head(REPO, BRANCH).unwrap();
+    assert_eq!(
+        fake.commit(REPO, &branch).unwrap().parents,
+        vec![head.clone()]
+    );
+
+    // Nothing to push: no check, and no read of the base ref at all.
+    fake.clear_requests();
+    let outcome = github.sync(&expecting(&head, D1)).await.unwrap();
+    assert!(
+        matches!(outcome, SyncOutcome::Unchanged { number: 1, .. }),
+        "{outcome:?}"
+    );
+    assert_eq!(calls(&fake), concat(&[SURVEY_EXPECTED_EXISTING_BRANCH]));
+}
+
+#[tokio::test]
+async fn a_base_that_moved_after_the_callers_read_is_refused_and_nothing_is_written() {
+    let (fake, github) = start().await;
+    // The caller read the base head (and built its files from that commit)...
+    let head = github.branch_head("main").await.unwrap().unwrap();
+    // ...then someone pushed.
+    let theirs = fake.push_commit(REPO, "main", THEIR_CHANGE);
+    fake.clear_requests();
+
+    let error = github.sync(&expecting(&head, D1)).await.unwrap_err();
+    let Error::BaseMoved {
+        base,
+        expected,
+        found,
+    } = &error
+    else {
+        panic!("expected BaseMoved, got {error:?}");
+    };
+    assert_eq!((base.as_str(), expected, found), ("main", &head, &theirs));
+    assert_eq!(
+        error.to_string(),
+        format!("branch `main` moved from {head} to {theirs}: nothing was pushed")
+    );
+    assert_eq!(
+        calls(&fake),
+        concat(&[SURVEY_EXPECTED_NEW_BRANCH, CHECK_BASE])
+    );
+    assert_eq!(fake.branch_head(REPO, BRANCH), None);
+    assert!(fake.pulls(REPO).is_empty());
+    assert_eq!(fake.branch_head(REPO, "main").unwrap(), theirs);
+
+    // The dry run makes the same reads and sees the same thing.
+    fake.clear_requests();
+    let error = github
+        .plan_requests(&expecting(&head, D1))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, Error::BaseMoved { .. }), "{error:?}");
+    assert_eq!(
+        calls(&fake),
+        concat(&[SURVEY_EXPECTED_NEW_BRANCH, CHECK_BASE])
+    );
+}
+
+#[tokio::test]
+async fn a_base_that_moves_while_sync_runs_is_caught_before_the_first_write() {
+    let (fake, github) = start().await;
+    let head = github.branch_head("main").await.unwrap().unwrap();
+    fake.clear_requests();
+    // The push lands right after the survey read the base commit.
+    fake.push_after(PushAfter {
+        method: "GET".to_owned(),
+        path_prefix: "/repos/acme/app/git/commits/".to_owned(),
+        nth: 1,
+        repo: REPO.to_owned(),
+        branch: "main".to_owned(),
+        files: THEIR_CHANGE
+            .iter()
+            .map(|(path, content, mode)| ((*path).to_owned(), content.to_vec(), (*mode).to_owned()))
+            .collect(),
+    });
+
+    let error = github.sync(&expecting(&head, D1)).await.unwrap_err();
+    let theirs = fake.branch_head(REPO, "main").unwrap();
+    assert_ne!(theirs, head);
+    assert!(
+        matches!(&error, Error::BaseMoved { expected, found, .. } if *expected == head && *found == theirs),
+        "{error:?}"
+    );
+    let calls = calls(&fake);
+    assert_eq!(calls, concat(&[SURVEY_EXPECTED_NEW_BRANCH, CHECK_BASE]));
+    assert!(calls.iter().all(|c| c.starts_with("GET ")), "{calls:?}");
+    assert_eq!(fake.branch_head(REPO, BRANCH), None);
+    assert!(fake.pulls(REPO).is_empty());
+    // Their change stands.
+    assert_eq!(
+        fake.files_at(REPO, &theirs)["deploy/app.yaml"].0,
+        b"image: nginx:1.28\n"
+    );
+}
+
+#[tokio::test]
+async fn an_expected_base_head_must_be_a_commit_id() {
+    let (fake, github) = start().await;
+    for bad in ["../../pulls", "HEAD", &SEED.to_uppercase(), &SEED[..39]] {
+        let error = github.sync(&expecting(bad, D1)).await.unwrap_err();
+        assert!(matches!(error, Error::InvalidCommit(_)), "{bad}: {error:?}");
+    }
+    assert_eq!(calls(&fake), ["GET /repos/acme/app"; 4]);
 }
 
 #[tokio::test]
