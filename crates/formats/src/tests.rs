@@ -464,3 +464,57 @@ fn yaml_syntax_errors_carry_path_line_and_column() {
         }
     }
 }
+
+/// A block sequence entry (`- `) where a block mapping expects its next key fails, as in
+/// libyaml ("did not find expected key"); a sequence at its key's indentation, as that key's
+/// value, is valid. Every row was checked against PyYAML (libyaml): `None` parses there.
+#[test]
+fn sequence_entries_where_a_mapping_key_is_expected() {
+    // (text, the error's line and column)
+    let cases: &[(&str, Option<(usize, usize)>)] = &[
+        ("a:\n- b\n- c\nimage: n:1\n", None),
+        ("a:\n- b:\n  - c\nimage: n:1\n", None),
+        ("- key:\n  - x\n- image: n:1\n", None),
+        ("x:\n  - a:\n    - b\n  - image: n:1\n", None),
+        ("a: &x\n- b\nimage: n:1\n", None),
+        ("a: !!seq\n- b\nimage: n:1\n", None),
+        ("a: # c\n- b\nimage: n:1\n", None),
+        ("a:\n# c\n\n- b\nimage: n:1\n", None),
+        ("a:\n  b:\n  - c\n  d: 2\nimage: n:1\n", None),
+        ("a:\n  - b\n  - c\nd:\n- e\nimage: n:1\n", None),
+        ("a: b\n  - c\nimage: n:1\n", None),
+        ("- a\n  - b\n- image: n:1\n", None),
+        ("- a\n- b\n", None),
+        ("a: 1\n---\n- b\n---\nimage: n:1\n", None),
+        ("a: [x, {b: c}]\nd:\n- [e, f]\n- {image: n:1}\n", None),
+        ("a:\n  b: 1\n- c\nimage: n:1\n", Some((3, 1))),
+        ("a: 1\n- b\nimage: n:1\n", Some((2, 1))),
+        ("a: 'x'\n- b\nimage: n:1\n", Some((2, 1))),
+        ("a:\n  - b\n- c\nimage: n:1\n", Some((3, 1))),
+        ("a:\n  b:\n- x\nimage: n:1\n", Some((3, 1))),
+        ("- key: v\n  - x\n- image: n:1\n", Some((2, 3))),
+        ("x:\n  - a: 1\n    - b\n  - image: n:1\n", Some((3, 5))),
+        ("a: |\n  t\n- b\nimage: n:1\n", Some((3, 1))),
+        ("a: [x,\n  y]\n- b\nimage: n:1\n", Some((3, 1))),
+        ("a:\n  plain\n- b\nimage: n:1\n", Some((3, 1))),
+        ("a:\n  b: 1\n  - c\nimage: n:1\n", Some((3, 3))),
+        ("a:\n  b: 1\n  c: 2\n  - \"\nimage: \"n:1\"\n", Some((4, 3))),
+        ("a:\n- b\n---\nc: 1\n- d\nimage: n:1\n", Some((5, 1))),
+    ];
+    for &(text, expected) in cases {
+        for kind in [FileKind::Yaml, FileKind::Compose, FileKind::Workflow] {
+            let result = scan(Path::new("v.yaml"), kind, text);
+            match (expected, result) {
+                (None, Ok(_)) => {}
+                (Some((line, column)), Err(error)) => assert_eq!(
+                    error.to_string(),
+                    format!("v.yaml:{line}:{column}: did not find expected key (found '-')"),
+                    "{kind:?} {text:?}"
+                ),
+                (expected, result) => panic!("{kind:?} {text:?}: {expected:?} vs {result:?}"),
+            }
+        }
+        // Helm templates are read leniently: never an error.
+        assert!(scan(Path::new("t.yaml"), FileKind::HelmTemplate, text).is_ok());
+    }
+}

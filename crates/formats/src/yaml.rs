@@ -190,6 +190,7 @@ pub(crate) fn scan(
         options,
         frames: Vec::new(),
         entries: Vec::new(),
+        pending_key: None,
         sink,
     };
     scanner.run()
@@ -202,6 +203,9 @@ struct Scanner<'a, 't, 'o, 'k> {
     options: &'o Options<'o>,
     frames: Vec<Frame<'a>>,
     entries: Vec<Entry<'a>>,
+    /// The index of the mapping frame whose last key, on the previous content line, has no
+    /// value on its line: a `- ` entry at that mapping's indentation is the key's value.
+    pending_key: Option<usize>,
     sink: &'k mut Sink<'t>,
 }
 
@@ -296,6 +300,7 @@ impl<'a> Scanner<'a, '_, '_, '_> {
     }
 
     fn close_all(&mut self) {
+        self.pending_key = None;
         while !self.frames.is_empty() {
             self.pop();
         }
@@ -341,10 +346,23 @@ impl<'a> Scanner<'a, '_, '_, '_> {
         line_end: usize,
     ) -> Result<Outcome, Error> {
         let s = self.s;
+        let pending_key = self.pending_key.take();
         loop {
             if s[at] == b'-' && (at + 1 == line_end || is_space(s[at + 1])) {
                 while self.frames.last().is_some_and(|f| f.indent > col) {
                     self.pop();
+                }
+                // A `- ` entry where a block mapping expects its next key: valid only as the
+                // value of the key that ended the previous line (`key:` then `- item` at the
+                // key's indentation). libyaml: "did not find expected key".
+                if !self.options.lenient
+                    && self
+                        .frames
+                        .last()
+                        .is_some_and(|f| f.kind == FrameKind::Map && f.indent == col)
+                    && pending_key != Some(self.frames.len() - 1)
+                {
+                    return Err(self.error(at, "did not find expected key (found '-')"));
                 }
                 if !self
                     .frames
@@ -459,6 +477,7 @@ impl<'a> Scanner<'a, '_, '_, '_> {
         }
         if at >= line_end || s[at] == b'#' {
             self.record(name, Value::Empty);
+            self.pending_key = self.frames.len().checked_sub(1);
             return Ok(Outcome::default());
         }
         match s[at] {
