@@ -467,7 +467,7 @@ fn yaml_syntax_errors_carry_path_line_and_column() {
 
 /// A block sequence entry (`- `) where a block mapping expects its next key fails, as in
 /// libyaml ("did not find expected key"); a sequence at its key's indentation, as that key's
-/// value, is valid. Every row was checked against PyYAML (libyaml): `None` parses there.
+/// value, is valid. Every row was checked against libyaml (`yaml.CSafeLoader`): `None` parses there.
 #[test]
 fn sequence_entries_where_a_mapping_key_is_expected() {
     // (text, the error's line and column)
