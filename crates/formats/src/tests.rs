@@ -467,7 +467,8 @@ fn yaml_syntax_errors_carry_path_line_and_column() {
 
 /// A block sequence entry (`- `) where a block mapping expects its next key fails, as in
 /// libyaml ("did not find expected key"); a sequence at its key's indentation, as that key's
-/// value, is valid. Every row was checked against libyaml (`yaml.CSafeLoader`): `None` parses there.
+/// value, is valid. Every row was checked against libyaml (`yaml.CSafeLoader`): `None` rows
+/// load there, `Some` rows fail there at the same line and column.
 #[test]
 fn sequence_entries_where_a_mapping_key_is_expected() {
     // (text, the error's line and column)
@@ -515,6 +516,55 @@ fn sequence_entries_where_a_mapping_key_is_expected() {
             }
         }
         // Helm templates are read leniently: never an error.
+        assert!(scan(Path::new("t.yaml"), FileKind::HelmTemplate, text).is_ok());
+    }
+}
+
+/// A quoted scalar in a block value continues only on lines indented deeper than its key (or
+/// its `- `): YAML 1.2's flow line prefix, the YAML test suite's QB6E. libyaml does not check
+/// this (every `Some` row below loads there), so a stray quote pairs with one many lines later
+/// and hides the references between; read strictly, that fails at the first line indented
+/// too little. libyaml's own errors (unterminated, text after the quote) come first.
+#[test]
+fn quoted_scalars_continue_only_on_deeper_lines() {
+    // (text, the error's line and column)
+    let cases: &[(&str, Option<(usize, usize)>)] = &[
+        ("a: \"x\n  y\"\nimage: n:1\n", None),
+        ("a: \"x\n y\"\nimage: n:1\n", None),
+        ("a:\n  b: 'x\n\n   y'\nimage: n:1\n", None),
+        ("a:\n  b: \"x\n\n   y\"\nimage: n:1\n", None),
+        ("- \"x\n  y\"\n- image: n:1\n", None),
+        ("\"x\ny\"\n---\nimage: n:1\n", None),
+        ("a: [\"x\ny\"]\nimage: n:1\n", None),
+        ("a: \"x\ny\"\nimage: n:1\n", Some((2, 1))),
+        ("a: 'x\ny'\nimage: n:1\n", Some((2, 1))),
+        ("a:\n  b: \"x\n  y\"\nimage: n:1\n", Some((3, 3))),
+        ("- a: \"x\n  y\"\n- image: n:1\n", Some((2, 3))),
+        ("- \"x\ny\"\n- image: n:1\n", Some((2, 1))),
+        (
+            "w:\n  i:\n    t: 1\n  image: \"\n\ns:\n  image: n:1\nc:\n- \"\n  x: 1\n",
+            Some((6, 1)),
+        ),
+    ];
+    for &(text, expected) in cases {
+        for kind in [FileKind::Yaml, FileKind::Compose, FileKind::Workflow] {
+            let result = scan(Path::new("v.yaml"), kind, text);
+            match (expected, result) {
+                (None, Ok(_)) => {}
+                (Some((line, column)), Err(error)) => {
+                    let opened = text[..text.find(['"', '\'']).unwrap()].lines().count();
+                    assert_eq!(
+                        error.to_string(),
+                        format!(
+                            "v.yaml:{line}:{column}: not indented enough to continue the quoted \
+                             scalar opened on line {opened}"
+                        ),
+                        "{kind:?} {text:?}"
+                    );
+                }
+                (expected, result) => panic!("{kind:?} {text:?}: {expected:?} vs {result:?}"),
+            }
+        }
         assert!(scan(Path::new("t.yaml"), FileKind::HelmTemplate, text).is_ok());
     }
 }

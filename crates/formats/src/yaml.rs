@@ -23,10 +23,14 @@
 //! What it reports as a syntax error (for YAML, compose and workflow files; Helm templates are
 //! scanned leniently, line by line, instead): an unterminated quoted scalar or flow collection
 //! (also one that runs into a `---`/`...` line), text after a quoted scalar's closing quote,
-//! flow entries not separated by `,`, and a `key: value` inside a plain scalar's continuation
-//! (YAML's "mapping values are not allowed here"). These follow libyaml, so a stray quote or
+//! flow entries not separated by `,`, a `key: value` inside a plain scalar's continuation
+//! (YAML's "mapping values are not allowed here"), and a `- ` entry where a block mapping
+//! expects its next key (libyaml's "did not find expected key"; `key:` then `- item` at the
+//! key's indentation is that key's value, and valid). These follow libyaml, so a stray quote or
 //! bracket fails where it would otherwise pair with one many lines later and hide what lies
-//! between. Read leniently, a quoted scalar continues on later lines only while they are
+//! between. One check is stricter than libyaml, as YAML 1.2 is (the test suite's QB6E): a
+//! quoted scalar in a block value may continue only on lines indented deeper than its key or
+//! `- `; libyaml's own errors for the scalar are reported first. Read leniently, a quoted scalar continues on later lines only while they are
 //! indented deeper than its key and it closes with nothing after the quote; otherwise it ends
 //! with its own line.
 //!
@@ -581,8 +585,8 @@ impl<'a> Scanner<'a, '_, '_, '_> {
             } else {
                 Style::Single
             };
-            let close = match quoted_end(s, at, line_end) {
-                Some(close) => Some(close),
+            let (close, under_indented) = match quoted_end(s, at, line_end) {
+                Some(close) => (Some(close), None),
                 None => self.quoted_end_on_later_line(at, line_end, within),
             };
             let Some(close) = close else {
@@ -614,6 +618,13 @@ impl<'a> Scanner<'a, '_, '_, '_> {
                     return Err(self.error(rest, "unexpected text after a quoted scalar"));
                 }
             }
+            if let Some(under) = under_indented {
+                let (line, _) = self.sink.position(at);
+                let message = format!(
+                    "not indented enough to continue the quoted scalar opened on line {line}"
+                );
+                return Err(self.error(under, &message));
+            }
             return Ok((scalar, (close + 1).min(s.len())));
         }
         let mut end = at;
@@ -641,42 +652,54 @@ impl<'a> Scanner<'a, '_, '_, '_> {
     }
 
     /// The closing quote of a quoted scalar opened at `at` that did not close on its line
-    /// (ending at `line_end`). It never crosses a document marker. Read leniently (Helm
-    /// templates, where a quote is often unbalanced by masking or by mistake), the scalar only
-    /// continues on lines indented at least `min_indent` and must close with nothing but a
-    /// comment after it; otherwise it has no closing quote, and ends with its own line.
+    /// (ending at `line_end`). It never crosses a document marker. In a block value, the scalar
+    /// only continues on lines indented at least `min_indent` (YAML 1.2: a flow scalar in
+    /// block context is indented deeper than its key or `- `; libyaml does not check this, the
+    /// YAML test suite's QB6E does). Read strictly, the closing quote is searched for as
+    /// libyaml does, and the first non-space byte of the first line indented less is returned
+    /// beside it, for the caller to fail on once libyaml's own checks pass. Read leniently
+    /// (Helm templates, where a quote is often unbalanced by masking or by mistake), such a
+    /// line ends the search, and the scalar must also close with nothing but a comment after
+    /// it; otherwise it has no closing quote, and ends with its own line.
     fn quoted_end_on_later_line(
         &self,
         at: usize,
         mut line_end: usize,
         context: Context,
-    ) -> Option<usize> {
+    ) -> (Option<usize>, Option<usize>) {
         let s = self.s;
         let (limit, min_indent) = match context {
             Context::Block { min_indent } => (s.len(), min_indent),
             Context::Flow { limit } => (limit, 0),
         };
+        let mut under_indented = None;
         loop {
-            let start = memchr::memchr(b'\n', &s[line_end..limit])? + line_end + 1;
+            let Some(newline) = memchr::memchr(b'\n', &s[line_end..limit]) else {
+                return (None, under_indented);
+            };
+            let start = line_end + newline + 1;
             if start >= limit {
-                return None;
+                return (None, under_indented);
             }
             line_end = memchr::memchr(b'\n', &s[start..limit]).map_or(limit, |i| start + i);
             let line = &s[start..line_end];
             if is_document_marker(line) {
-                return None;
+                return (None, under_indented);
             }
             let indent = line.iter().take_while(|&&b| b == b' ').count();
             let blank = skip_space(line, indent, line.len()) == line.len();
-            if self.options.lenient && !blank && indent < min_indent {
-                return None;
+            if !blank && indent < min_indent {
+                if self.options.lenient {
+                    return (None, None);
+                }
+                under_indented.get_or_insert(start + indent);
             }
             if let Some(close) = quoted_end_from(s, s[at], start, line_end) {
                 let rest = skip_space(s, close + 1, line_end);
                 if self.options.lenient && rest < line_end && s[rest] != b'#' {
-                    return None;
+                    return (None, None);
                 }
-                return Some(close);
+                return (Some(close), under_indented);
             }
         }
     }
