@@ -60,3 +60,57 @@ pub fn resolve(
         Ok(resolution)
     })
 }
+
+/// The error's message followed by its causes (`…: connection refused`), so a per-reference
+/// line says why, not only what; a cause the message already spells out is not repeated.
+pub fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        source = cause.source();
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_causes;
+
+    /// An error with a cause, for `with_causes`.
+    #[derive(Debug)]
+    struct Layer(&'static str, Option<Box<Layer>>);
+
+    impl std::fmt::Display for Layer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Layer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|e| e as _)
+        }
+    }
+
+    #[test]
+    fn unresolved_messages_say_why_without_repeating_themselves() {
+        let refused = Layer("tcp connect error: connection refused", None);
+        let client = Layer("client error (Connect)", Some(Box::new(refused)));
+        // The top message already spells out the middle cause; it is not repeated.
+        let top = Layer(
+            "request failed after 4 attempt(s): client error (Connect)",
+            Some(Box::new(client)),
+        );
+        assert_eq!(
+            with_causes(&top),
+            "request failed after 4 attempt(s): client error (Connect): tcp connect error: \
+             connection refused"
+        );
+        assert_eq!(with_causes(&Layer("not found", None)), "not found");
+    }
+}

@@ -223,14 +223,18 @@ pub fn run(
                 format!("{key} now points to {current}"),
             )),
             Some(Err(error @ ResolveError::NotFound { .. })) => {
-                online
-                    .missing
-                    .push(problem(None, Some(error.kind()), error.to_string()));
+                online.missing.push(problem(
+                    None,
+                    Some(error.kind()),
+                    resolve::with_causes(error),
+                ));
             }
             Some(Err(error)) => {
-                online
-                    .unresolved
-                    .push(problem(None, Some(error.kind()), error.to_string()));
+                online.unresolved.push(problem(
+                    None,
+                    Some(error.kind()),
+                    resolve::with_causes(error),
+                ));
             }
             None => online.unresolved.push(problem(
                 None,

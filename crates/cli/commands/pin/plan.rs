@@ -12,6 +12,7 @@ use tagpin_registry::ResolveError;
 
 use crate::commands::ScannedFile;
 use crate::commands::scan::WarningRow;
+use crate::resolve;
 
 /// What an edit does to a reference.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -142,7 +143,7 @@ pub fn plan(
                         image: reference.name_as_written().to_owned(),
                         tag: key.tag.clone(),
                         error: error.kind(),
-                        message: with_causes(error),
+                        message: resolve::with_causes(error),
                     });
                     continue;
                 }
@@ -219,19 +220,3 @@ pub fn plan(
 
 #[cfg(test)]
 mod tests;
-
-/// The error's message followed by its causes (`…: connection refused`), so a per-reference
-/// line says why, not only what; a cause the message already spells out is not repeated.
-fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !message.contains(&text) {
-            message.push_str(": ");
-            message.push_str(&text);
-        }
-        source = cause.source();
-    }
-    message
-}

@@ -228,36 +228,3 @@ fn a_tag_is_looked_up_once_across_files() {
             .all(|edit| edit.new_digest == digest('c').to_string())
     );
 }
-
-/// An error with a cause, for `with_causes`.
-#[derive(Debug)]
-struct Layer(&'static str, Option<Box<Layer>>);
-
-impl std::fmt::Display for Layer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0)
-    }
-}
-
-impl std::error::Error for Layer {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.1.as_deref().map(|e| e as _)
-    }
-}
-
-#[test]
-fn unresolved_messages_say_why_without_repeating_themselves() {
-    let refused = Layer("tcp connect error: connection refused", None);
-    let client = Layer("client error (Connect)", Some(Box::new(refused)));
-    // The top message already spells out the middle cause; it is not repeated.
-    let top = Layer(
-        "request failed after 4 attempt(s): client error (Connect)",
-        Some(Box::new(client)),
-    );
-    assert_eq!(
-        super::with_causes(&top),
-        "request failed after 4 attempt(s): client error (Connect): tcp connect error: \
-         connection refused"
-    );
-    assert_eq!(super::with_causes(&Layer("not found", None)), "not found");
-}
