@@ -638,17 +638,7 @@ impl<'a> Scanner<'a, '_, '_, '_> {
             }
             end += 1;
         }
-        let stop = end;
-        while end > at && is_space(s[end - 1]) {
-            end -= 1;
-        }
-        let scalar = Scalar {
-            span: at..end,
-            style: Style::Plain,
-            masked: s[at..end].contains(&MASK),
-            escaped: false,
-        };
-        Ok((scalar, stop))
+        Ok(plain_scalar(s, at, end))
     }
 
     /// The closing quote of a quoted scalar opened at `at` that did not close on its line
@@ -890,7 +880,13 @@ fn flow_plain_key(s: &[u8], at: usize, line_end: usize) -> (Scalar, usize) {
             _ => end += 1,
         }
     }
-    let stop = end;
+    plain_scalar(s, at, end)
+}
+
+/// The plain scalar from `at` to `stop` (where its reader stopped), trailing spaces trimmed,
+/// and `stop`, where reading goes on.
+fn plain_scalar(s: &[u8], at: usize, stop: usize) -> (Scalar, usize) {
+    let mut end = stop;
     while end > at && is_space(s[end - 1]) {
         end -= 1;
     }
