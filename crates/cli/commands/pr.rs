@@ -145,22 +145,8 @@ pub fn run(
             .and_then(|source| checkout.relative(source).ok())
             .unwrap_or_else(|| display.to_owned())
     };
-    let edits: Vec<text::Located<'_, pin::EditRecord>> = report
-        .edits
-        .iter()
-        .map(|item| text::Located {
-            path: located(&item.path),
-            item,
-        })
-        .collect();
-    let unresolved: Vec<text::Located<'_, pin::Unresolved>> = report
-        .unresolved
-        .iter()
-        .map(|item| text::Located {
-            path: located(&item.path),
-            item,
-        })
-        .collect();
+    let edits = text::Located::all(&report.edits, |item| &item.path, located);
+    let unresolved = text::Located::all(&report.unresolved, |item| &item.path, located);
     let command = reproduce(paths, &checkout, settings);
     let body = text::body(&edits, &unresolved, &command);
     let commit_message = text::commit_message(&pr.title, &edits);

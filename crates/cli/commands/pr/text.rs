@@ -12,6 +12,23 @@ pub struct Located<'a, T> {
     pub item: &'a T,
 }
 
+impl<'a, T> Located<'a, T> {
+    /// Each item with its path as `locate` turns the item's own path (`path_of`) into one.
+    pub fn all(
+        items: &'a [T],
+        path_of: impl Fn(&T) -> &str,
+        locate: impl Fn(&str) -> String,
+    ) -> Vec<Self> {
+        items
+            .iter()
+            .map(|item| Located {
+                path: locate(path_of(item)),
+                item,
+            })
+            .collect()
+    }
+}
+
 /// `sha256:0123456789ab`: the algorithm and the first 12 hex digits.
 pub fn short(digest: &str) -> String {
     match digest.split_once(':') {
