@@ -11,6 +11,15 @@ pub enum Error {
         column: usize,
         message: String,
     },
+    /// The file is valid YAML, but past what tagpin follows: aliases that expand it too far,
+    /// or nesting too deep once aliases are followed.
+    #[error("{}:{line}:{column}: {message}", path.display())]
+    Limit {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
     /// Two edits claim the same bytes.
     #[error("edits overlap at byte {at}")]
     OverlappingEdits { at: usize },

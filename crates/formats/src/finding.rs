@@ -37,7 +37,7 @@ pub enum EditSite {
     /// The reference is reported but tagpin will not write it: `reason` says why (for example
     /// a double-quoted YAML scalar whose escapes make the source differ from the value).
     /// [`Finding::edit`] returns `None`.
-    Unsupported { reason: &'static str },
+    Unsupported { reason: String },
 }
 
 /// A lint finding attached to a reference.

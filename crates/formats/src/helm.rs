@@ -8,19 +8,29 @@
 //! it never masks the lines after it.
 //! A line left holding only whitespace and filler (`{{- if … }}`, `{{- end }}`,
 //! `{{- include … | nindent 8 }}`) becomes blank, so control structure disappears and every
-//! branch of an `if` is scanned; filler anywhere else is [`crate::yaml::MASK`], so a scalar
-//! touching an action (`image: {{ .Values.image }}`, `"mariadb:{{ … }}"`) is `templated` and
-//! a literal one is spliceable.
+//! branch of an `if` is scanned; filler anywhere else is [`FILLER`], a letter, so an action
+//! reads as part of a plain or quoted scalar and the structure around it stays YAML. A scalar
+//! touching an action (`image: {{ .Values.image }}`, `"mariadb:{{ … }}"`) differs from the
+//! template at its span, which makes it `templated`; a literal one is spliceable.
 //!
-//! Templates are scanned leniently: masking can leave text that is not YAML (an unterminated
-//! quote, a flow collection closed inside an action), and the YAML scanner then reads that
-//! construct up to the end of its line instead of failing, so what can be found line by line
-//! is still found. A Helm template never yields a syntax error.
+//! Templates are read leniently: masking can leave text that is not YAML (an unterminated
+//! quote, a flow collection closed inside an action), and the lenient reader then drops that
+//! line instead of failing, so what can be found line by line is still found. A Helm template
+//! never yields a syntax error.
 
-use crate::yaml::MASK;
+/// What masked action bytes become (outside lines that become blank).
+pub(crate) const FILLER: u8 = b'x';
+
+/// Marks masked bytes while masking; becomes [`FILLER`] (or a space) at the end. Not a byte a
+/// text tagpin reads well contains (a control character YAML does not allow).
+const MARK: u8 = 0x1a;
 
 /// The text with every action masked; same length, same line breaks.
 pub(crate) fn mask(text: &str) -> String {
+    mask_with(text, FILLER)
+}
+
+fn mask_with(text: &str, filler: u8) -> String {
     let src = text.as_bytes();
     let mut out = src.to_vec();
     let mut any = false;
@@ -30,7 +40,7 @@ pub(crate) fn mask(text: &str) -> String {
         let end = action_end(src, start + 2);
         for b in &mut out[start..end] {
             if *b != b'\n' && *b != b'\r' {
-                *b = MASK;
+                *b = MARK;
             }
         }
         any = true;
@@ -51,11 +61,11 @@ pub(crate) fn mask(text: &str) -> String {
             line_start
         };
         let line = &mut out[from..line_end.max(from)];
-        if line.contains(&MASK) && line.iter().all(|&b| b.is_ascii_whitespace() || b == MASK) {
-            for b in line.iter_mut() {
-                if *b == MASK {
-                    *b = b' ';
-                }
+        let blank =
+            line.contains(&MARK) && line.iter().all(|&b| b.is_ascii_whitespace() || b == MARK);
+        for b in line.iter_mut() {
+            if *b == MARK {
+                *b = if blank { b' ' } else { filler };
             }
         }
         line_start = line_end + 1;
@@ -171,7 +181,7 @@ mod tests {
             ),
         ];
         for (template, expected) in cases {
-            let masked = mask(template).replace(char::from(MASK), "~");
+            let masked = mask_with(template, b'~');
             assert_eq!(masked, expected, "{template:?}");
         }
     }
@@ -181,6 +191,6 @@ mod tests {
         let masked = mask("a:\n  {{- toYaml .x | nindent 2 }}\nb: {{ .y }}\n");
         let lines: Vec<&str> = masked.lines().collect();
         assert!(lines[1].trim().is_empty());
-        assert!(lines[2].starts_with("b: \u{1a}"));
+        assert_eq!(lines[2], "b: xxxxxxxx");
     }
 }

@@ -33,6 +33,7 @@ mod error;
 mod finding;
 mod helm;
 mod kind;
+mod rules;
 mod shell;
 mod yaml;
 
@@ -61,19 +62,13 @@ pub fn scan(path: &Path, kind: FileKind, text: &str) -> Result<Vec<Finding>, Err
     let mut sink = common::Sink::new(text, kind);
     match kind {
         FileKind::Yaml | FileKind::Compose | FileKind::Workflow => {
-            let options = yaml::Options {
-                path,
-                lenient: false,
-            };
-            yaml::scan(&mut sink, text, &options)?;
+            let tree = yaml::read(path, text, yaml::Mode::Strict)?;
+            rules::apply(&mut sink, &tree, text, path)?;
         }
         FileKind::HelmTemplate => {
             let masked = helm::mask(text);
-            let options = yaml::Options {
-                path,
-                lenient: true,
-            };
-            yaml::scan(&mut sink, &masked, &options)?;
+            let tree = yaml::read(path, &masked, yaml::Mode::Lenient)?;
+            rules::apply(&mut sink, &tree, &masked, path)?;
         }
         FileKind::Dockerfile => dockerfile::scan(&mut sink),
         FileKind::Shell => shell::scan(&mut sink),

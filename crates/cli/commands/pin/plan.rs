@@ -67,7 +67,7 @@ pub struct Unsupported {
     pub line: usize,
     pub column: usize,
     pub text: String,
-    pub reason: &'static str,
+    pub reason: String,
 }
 
 /// The new content of one changed file.
@@ -168,8 +168,8 @@ pub fn plan(
             }
             let Some(edit) = finding.edit(digest) else {
                 let reason = match &finding.site {
-                    EditSite::Unsupported { reason } => *reason,
-                    _ => "the scanner gave no edit for this reference",
+                    EditSite::Unsupported { reason } => reason.clone(),
+                    _ => "the scanner gave no edit for this reference".to_owned(),
                 };
                 plan.unsupported.push(Unsupported {
                     path: file.display.clone(),

@@ -1,0 +1,143 @@
+//! Helm values split maps: an image given in parts that a chart's template joins.
+//!
+//! A mapping is a split map when
+//! - it sits under a key ending in `image`/`Image` (or one level deeper, for an `image:` map of
+//!   maps such as csi-driver-nfs's `image.nfs`) and has `repository`, or `registry` + `image`
+//!   (ingress-nginx: `{registry, image, tag, digest}`, where `image` is the repository); or
+//! - anywhere, it has both `repository` and `image` (gpu-operator: `{repository, image,
+//!   version}`, which the operator joins as `repository/image:version`).
+//!
+//! The reference is `registry/` + name + `:tag` (`version` when there is no `tag`) +
+//! `@digest`. With a `digest` scalar (also `""`) the digest is written there
+//! ([`EditSite::SplitDigest`]); otherwise it is appended to the tag scalar
+//! ([`EditSite::SplitTag`]). No tag and no digest means the chart picks it: `templated`.
+
+use super::kubernetes::is_image_key;
+use super::{At, Map, Out, ScalarAt, UNSUPPORTED_ESCAPES};
+use crate::EditSite;
+use crate::common::{Found, is_templated};
+use crate::yaml::tree::Style;
+
+/// Reports `map` if it is a split map.
+pub(crate) fn split_map(map: &Map<'_, '_>, out: &mut Out<'_>) {
+    let repository = map.scalar("repository");
+    let name = map.scalar("image");
+    let registry = map.scalar("registry");
+    let under_image =
+        map.parent().is_some_and(is_image_key) || map.grandparent().is_some_and(is_image_key);
+    let gpu_style = repository.is_some() && name.is_some();
+    if gpu_style
+        || (under_image && (repository.is_some() || (name.is_some() && registry.is_some())))
+    {
+        split(map, out, gpu_style);
+    }
+}
+
+/// A part's text as written, unless it is empty or null.
+fn part<'o>(out: &'o Out<'_>, scalar: Option<&ScalarAt<'_>>) -> Option<&'o str> {
+    let scalar = scalar?;
+    let raw = out.text.get(scalar.span.clone())?;
+    if scalar.style == Style::Plain && matches!(raw, "~" | "null") {
+        return None;
+    }
+    Some(raw).filter(|raw| !raw.is_empty())
+}
+
+fn split(map: &Map<'_, '_>, out: &mut Out<'_>, gpu_style: bool) {
+    let repository = map.scalar("repository");
+    let image = map.scalar("image");
+    let registry = map.scalar("registry");
+    let tag = map.scalar("tag").or_else(|| map.scalar("version"));
+    let digest = map.scalar("digest");
+    let name_scalar = if gpu_style {
+        repository.clone()
+    } else {
+        repository.clone().or_else(|| image.clone())
+    };
+    let Some(name_scalar) = name_scalar else {
+        return;
+    };
+    let Some(name) = part(out, Some(&name_scalar)) else {
+        return;
+    };
+    let mut full = String::new();
+    if let Some(registry) = part(out, registry.as_ref()) {
+        full.push_str(registry.trim_end_matches('/'));
+        full.push('/');
+    }
+    full.push_str(name);
+    if gpu_style {
+        let Some(image) = part(out, image.as_ref()) else {
+            return;
+        };
+        full.push('/');
+        full.push_str(image);
+    }
+    let tag_text = part(out, tag.as_ref());
+    let digest_text = part(out, digest.as_ref());
+    if let Some(tag) = tag_text {
+        full.push(':');
+        full.push_str(tag);
+    }
+    if let Some(digest) = digest_text {
+        full.push('@');
+        full.push_str(digest);
+    }
+    let scalars = [
+        Some(&name_scalar),
+        registry.as_ref(),
+        image.as_ref(),
+        tag.as_ref(),
+        digest.as_ref(),
+    ];
+    let masked = scalars.iter().flatten().any(|s| out.masked(s.span.clone()));
+    let decoded = scalars.iter().flatten().any(|s| s.decoded);
+    let span = name_scalar.span.clone();
+    let found = if masked || is_templated(&full) || (tag_text.is_none() && digest_text.is_none()) {
+        Found::templated(span, &full)
+    } else if let Some(found) = Found::inline(span.clone(), &full) {
+        found
+    } else if name.starts_with('/') {
+        // csi-driver-nfs: `baseRepo` + `/path`, joined by the chart.
+        Found::templated(span, &full)
+    } else {
+        return;
+    };
+    let mut found = found;
+    found.also_lines = scalars.iter().flatten().map(|s| s.span.start).collect();
+    let (site, target) = site(out, decoded, tag.as_ref(), digest.as_ref());
+    found.site = site;
+    out.push(found, target);
+}
+
+/// Where the digest goes, and the scalar that edit rewrites.
+fn site(
+    out: &Out<'_>,
+    decoded: bool,
+    tag: Option<&ScalarAt<'_>>,
+    digest: Option<&ScalarAt<'_>>,
+) -> (EditSite, Option<At>) {
+    if decoded {
+        let reason = UNSUPPORTED_ESCAPES.to_owned();
+        return (EditSite::Unsupported { reason }, None);
+    }
+    if let Some(digest) = digest.filter(|d| d.style != Style::Plain || !d.span.is_empty()) {
+        let site = EditSite::SplitDigest {
+            span: digest.span.clone(),
+        };
+        return (site, Some(digest.at.clone()));
+    }
+    if let Some(tag) = tag.filter(|t| !t.span.is_empty()) {
+        let site = EditSite::SplitTag {
+            span: tag.span.clone(),
+            tag: out
+                .text
+                .get(tag.span.clone())
+                .unwrap_or_default()
+                .to_owned(),
+        };
+        return (site, Some(tag.at.clone()));
+    }
+    let reason = "the split map has no tag or digest scalar to write the digest into".to_owned();
+    (EditSite::Unsupported { reason }, None)
+}

@@ -1,0 +1,326 @@
+//! Which values of a YAML document are image references: one module per file kind, over the
+//! tree the [`crate::yaml`] reader builds.
+//!
+//! A rules module sees each mapping as its consumer does ([`Map`]: the path from the root,
+//! the entries with merge keys folded in, aliases followed) and reports candidates to [`Out`];
+//! it knows nothing of YAML syntax. This module turns candidates into findings: one per edited
+//! span however many places reach it, and an anchored scalar that is also used somewhere that
+//! is not an image is reported but never written (see [`finish`]).
+//!
+//! Adding a kind: a module here with a type implementing [`Rules`], chosen in [`rules_for`].
+
+mod compose;
+mod helm_values;
+mod kubernetes;
+mod walk;
+mod workflow;
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::Path;
+
+use crate::common::{Found, Sink};
+use crate::yaml::Tree;
+use crate::yaml::tree::{NodeId, Style};
+use crate::{EditSite, Error, FileKind, Status};
+pub(crate) use walk::{At, Doc, Entry, ScalarAt, Seg};
+use walk::{Limit, Use, Visitor};
+
+/// The rules of one file kind.
+pub(crate) trait Rules {
+    /// Reports the references `map` holds itself: its image scalars and split maps (nested
+    /// mappings get their own call).
+    fn mapping(&self, map: &Map<'_, '_>, out: &mut Out<'_>);
+
+    /// Whether the file's consumer ignores values at `path` (compose's `x-*` extension
+    /// fields), so an anchored scalar used there may still be rewritten.
+    fn inert(&self, _path: &[Seg<'_>]) -> bool {
+        false
+    }
+}
+
+/// The rules for `kind`'s YAML documents.
+fn rules_for(kind: FileKind) -> &'static dyn Rules {
+    match kind {
+        FileKind::Compose => &compose::Compose,
+        FileKind::Workflow => &workflow::Workflow,
+        FileKind::Yaml | FileKind::HelmTemplate | FileKind::Dockerfile | FileKind::Shell => {
+            &kubernetes::KubernetesAndHelm
+        }
+    }
+}
+
+/// A mapping as a rules module sees it.
+pub(crate) struct Map<'t, 'w> {
+    pub(crate) doc: Doc<'t>,
+    pub(crate) path: &'w [Seg<'t>],
+    pub(crate) entries: &'w [Entry<'t>],
+}
+
+impl<'t> Map<'t, '_> {
+    pub(crate) fn get(&self, key: &str) -> Option<&At> {
+        self.entries.iter().find(|e| e.key == key).map(|e| &e.value)
+    }
+
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// The scalar value of `key`, if it has one.
+    pub(crate) fn scalar(&self, key: &str) -> Option<ScalarAt<'t>> {
+        self.doc.scalar(self.get(key)?)
+    }
+
+    /// The key this mapping is the value of, and the one above that.
+    pub(crate) fn parent(&self) -> Option<&'t str> {
+        match self.path.last() {
+            Some(Seg::Key(key)) => Some(key),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn grandparent(&self) -> Option<&'t str> {
+        match self.path {
+            [.., Seg::Key(key), Seg::Key(_)] => Some(key),
+            _ => None,
+        }
+    }
+}
+
+/// A reference a rules module found, before de-duplication.
+pub(crate) struct Candidate {
+    pub(crate) found: Found,
+    /// The scalar an edit would rewrite, as reached (for the anchor check).
+    pub(crate) target: Option<At>,
+}
+
+/// Where rules modules report candidates.
+pub(crate) struct Out<'s> {
+    /// The file as written (for reference texts).
+    pub(crate) text: &'s str,
+    /// The text the tree was read from: the same, or a Helm template with masked actions.
+    pub(crate) structure: &'s str,
+    candidates: Vec<Candidate>,
+}
+
+impl Out<'_> {
+    /// Whether a span overlaps a masked Helm action.
+    pub(crate) fn masked(&self, span: Range<usize>) -> bool {
+        self.text.get(span.clone()) != self.structure.get(span)
+    }
+
+    pub(crate) fn push(&mut self, found: Found, target: Option<At>) -> &mut Candidate {
+        self.candidates.push(Candidate { found, target });
+        self.candidates.last_mut().expect("just pushed")
+    }
+
+    /// A reference written whole in `scalar` (after `prefix`, such as `docker://`).
+    pub(crate) fn inline(&mut self, scalar: &ScalarAt<'_>, prefix: &str) -> Option<&mut Candidate> {
+        if matches!(scalar.style, Style::Literal | Style::Folded) {
+            return None;
+        }
+        let raw = self.text.get(scalar.span.clone())?;
+        let raw_ref = raw.strip_prefix(prefix)?;
+        let span = scalar.span.start + prefix.len()..scalar.span.end;
+        if raw_ref.is_empty() {
+            return None;
+        }
+        let found = if self.masked(scalar.span.clone()) {
+            Found::templated(span, raw_ref)
+        } else if scalar.style == Style::Plain && is_yaml_keyword(raw_ref) {
+            return None;
+        } else if scalar.decoded {
+            let mut found = Found::inline(span, scalar.value.strip_prefix(prefix)?)?;
+            raw_ref.clone_into(&mut found.text);
+            found.site = EditSite::Unsupported {
+                reason: UNSUPPORTED_ESCAPES.to_owned(),
+            };
+            found
+        } else {
+            Found::inline(span, raw_ref)?
+        };
+        Some(self.push(found, Some(scalar.at.clone())))
+    }
+}
+
+pub(crate) const UNSUPPORTED_ESCAPES: &str =
+    "the YAML scalar uses escapes or spans lines, so its source differs from its value";
+
+/// Words YAML reads as something other than a string, which would otherwise parse as names.
+pub(crate) fn is_yaml_keyword(text: &str) -> bool {
+    matches!(
+        text.to_ascii_lowercase().as_str(),
+        "null" | "~" | "true" | "false" | "yes" | "no" | "on" | "off" | "y" | "n"
+    ) || text
+        .bytes()
+        .all(|b| b.is_ascii_digit() || b == b'.' || b == b'-' || b == b'+')
+}
+
+struct RuleVisitor<'r, 's> {
+    rules: &'r dyn Rules,
+    out: Out<'s>,
+}
+
+impl<'t> Visitor<'t> for RuleVisitor<'_, '_> {
+    fn mapping(&mut self, doc: Doc<'t>, _at: &At, path: &[Seg<'t>], entries: &[Entry<'t>]) {
+        let map = Map { doc, path, entries };
+        self.rules.mapping(&map, &mut self.out);
+    }
+}
+
+/// Finds the references in `tree` (read from `structure`, the file `sink.text` or its masked
+/// form) by the rules of `kind`, into `sink`.
+pub(crate) fn apply(
+    sink: &mut Sink<'_>,
+    tree: &Tree,
+    structure: &str,
+    path: &Path,
+) -> Result<(), Error> {
+    let rules = rules_for(sink.kind);
+    let doc = Doc { tree, structure };
+    for root in tree.documents.iter().flatten() {
+        let mut visitor = RuleVisitor {
+            rules,
+            out: Out {
+                text: sink.text,
+                structure,
+                candidates: Vec::new(),
+            },
+        };
+        let uses = walk::walk(doc, *root, &mut visitor).map_err(|limit| {
+            let (at, message) = match limit {
+                Limit::Expansion(nodes) => (
+                    tree.node(*root).span.start as usize,
+                    format!("aliases expand the document past {nodes} nodes"),
+                ),
+                Limit::Depth(node) => (
+                    tree.node(node).span.start as usize,
+                    format!(
+                        "nesting deeper than {} levels (aliases followed)",
+                        crate::yaml::tree::MAX_DEPTH
+                    ),
+                ),
+            };
+            let (line, column) = sink.position(at);
+            Error::Limit {
+                path: path.to_path_buf(),
+                line,
+                column,
+                message,
+            }
+        })?;
+        finish(sink, doc, rules, visitor.out.candidates, &uses);
+    }
+    Ok(())
+}
+
+/// One finding per span. An anchored scalar used at a place the rules did not call an image
+/// (and that is not inert) keeps its finding, but becomes [`EditSite::Unsupported`]: rewriting
+/// it would change that other value too.
+fn finish(
+    sink: &mut Sink<'_>,
+    doc: Doc<'_>,
+    rules: &dyn Rules,
+    candidates: Vec<Candidate>,
+    uses: &HashMap<NodeId, Vec<Use<'_>>>,
+) {
+    let mut groups: Vec<Vec<Candidate>> = Vec::new();
+    let mut index: HashMap<(usize, usize), usize> = HashMap::new();
+    for candidate in candidates {
+        let key = (candidate.found.span.start, candidate.found.span.end);
+        if let Some(&i) = index.get(&key) {
+            groups[i].push(candidate);
+        } else {
+            index.insert(key, groups.len());
+            groups.push(vec![candidate]);
+        }
+    }
+    for group in groups {
+        let found = merge(sink, doc, rules, group, uses);
+        sink.push(found);
+    }
+}
+
+/// The finding for every candidate at one span.
+fn merge(
+    sink: &mut Sink<'_>,
+    doc: Doc<'_>,
+    rules: &dyn Rules,
+    group: Vec<Candidate>,
+    uses: &HashMap<NodeId, Vec<Use<'_>>>,
+) -> Found {
+    let base = group
+        .iter()
+        .position(|c| c.found.status != Status::Local)
+        .unwrap_or(0);
+    let mut chains = Vec::new();
+    let mut target_node = None;
+    let mut warnings = Vec::new();
+    let mut also = Vec::new();
+    for candidate in &group {
+        for warning in &candidate.found.warnings {
+            if !warnings.contains(warning) {
+                warnings.push(*warning);
+            }
+        }
+        also.extend(&candidate.found.also_lines);
+        if let Some(target) = &candidate.target {
+            target_node = Some(target.node);
+            if let Some(&alias) = target.chain.last() {
+                also.push(doc.tree.node(alias).span.start as usize);
+            }
+            chains.push(target.chain.clone());
+        }
+    }
+    let mut found = group
+        .into_iter()
+        .nth(base)
+        .expect("groups are not empty")
+        .found;
+    found.warnings = warnings;
+    found.also_lines = also;
+    let editable = !matches!(found.site, EditSite::Unsupported { .. });
+    if let (true, Some(node)) = (editable, target_node) {
+        let other_use = uses
+            .get(&node)
+            .into_iter()
+            .flatten()
+            .find(|u| !chains.contains(&u.chain) && !rules.inert(&u.path));
+        if let Some(other) = other_use {
+            found.site = EditSite::Unsupported {
+                reason: shared_anchor_reason(sink, doc, node, other, &chains),
+            };
+        }
+    }
+    found
+}
+
+/// "anchor `&ver` is also used at labels.version (line 7)".
+fn shared_anchor_reason(
+    sink: &mut Sink<'_>,
+    doc: Doc<'_>,
+    node: NodeId,
+    other: &Use<'_>,
+    image_chains: &[walk::Chain],
+) -> String {
+    let alias = other
+        .chain
+        .last()
+        .or_else(|| image_chains.iter().find_map(|chain| chain.last()))
+        .copied();
+    let name = alias
+        .and_then(|alias| doc.structure.get(doc.tree.node(alias).span.range()))
+        .map_or("", |text| text.trim_start_matches('*'));
+    let at = other
+        .chain
+        .last()
+        .map_or(doc.tree.node(node).span.start, |&alias| {
+            doc.tree.node(alias).span.start
+        });
+    let (line, _) = sink.position(at as usize);
+    format!(
+        "anchor `&{name}` is also used at {} (line {line}), which is not an image; rewriting it \
+         would change that value too",
+        walk::display_path(&other.path)
+    )
+}

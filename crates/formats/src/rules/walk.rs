@@ -1,0 +1,306 @@
+//! Walking a document as its consumer reads it: aliases followed to the node they name, merge
+//! keys (`<<: *base`) folded into the mapping that holds them, and every place a node is used
+//! remembered, so an edit to an anchored scalar can be checked against all of its uses.
+
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use crate::yaml::tree::{Kind, MAX_DEPTH, NodeId, Style, Tree};
+
+/// One step of a path from the document's root.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Seg<'t> {
+    /// A mapping value, under its key (`""` for a key that is not a scalar).
+    Key(&'t str),
+    /// A sequence item.
+    Item(usize),
+}
+
+/// Renders a path as `spec.containers[0].image`.
+pub(crate) fn display_path(path: &[Seg<'_>]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            Seg::Key(key) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Seg::Item(index) => {
+                out.push('[');
+                out.push_str(&index.to_string());
+                out.push(']');
+            }
+        }
+    }
+    out
+}
+
+/// The aliases followed to reach a node, outermost first: two uses of one node differ in it.
+pub(crate) type Chain = Rc<[NodeId]>;
+
+/// A node as reached: never an alias (aliases are followed), with the chain that led there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct At {
+    pub(crate) node: NodeId,
+    pub(crate) chain: Chain,
+}
+
+/// A scalar as reached.
+#[derive(Clone, Debug)]
+pub(crate) struct ScalarAt<'t> {
+    pub(crate) at: At,
+    /// The value (decoded, or the source).
+    pub(crate) value: &'t str,
+    pub(crate) style: Style,
+    pub(crate) span: std::ops::Range<usize>,
+    /// The value differs from its source (escapes, folding).
+    pub(crate) decoded: bool,
+}
+
+/// One entry of a mapping as its consumer sees it (merge keys folded in).
+#[derive(Clone, Debug)]
+pub(crate) struct Entry<'t> {
+    pub(crate) key: &'t str,
+    pub(crate) value: At,
+}
+
+/// The document being walked: the tree and the text its spans index (for Helm templates, the
+/// masked text).
+#[derive(Clone, Copy)]
+pub(crate) struct Doc<'t> {
+    pub(crate) tree: &'t Tree,
+    pub(crate) structure: &'t str,
+}
+
+impl<'t> Doc<'t> {
+    /// `id` reached through `chain`, aliases followed.
+    pub(crate) fn at(&self, id: NodeId, chain: &Chain) -> At {
+        let mut chain = chain.clone();
+        let mut id = id;
+        while let Kind::Alias { target } = self.tree.node(id).kind {
+            let mut longer = chain.to_vec();
+            longer.push(id);
+            chain = longer.into();
+            id = target;
+        }
+        At { node: id, chain }
+    }
+
+    pub(crate) fn scalar(&self, at: &At) -> Option<ScalarAt<'t>> {
+        let node = self.tree.node(at.node);
+        let Kind::Scalar { style, decoded } = node.kind else {
+            return None;
+        };
+        Some(ScalarAt {
+            at: at.clone(),
+            value: self.tree.scalar(at.node, self.structure)?,
+            style,
+            span: node.span.range(),
+            decoded: decoded.is_some(),
+        })
+    }
+
+    pub(crate) fn is_mapping(&self, at: &At) -> bool {
+        matches!(self.tree.node(at.node).kind, Kind::Mapping { .. })
+    }
+
+    /// A sequence's items as reached.
+    pub(crate) fn items(&self, at: &At) -> Vec<At> {
+        match self.tree.node(at.node).kind {
+            Kind::Sequence { .. } => self
+                .tree
+                .children(at.node)
+                .iter()
+                .map(|&child| self.at(child, &at.chain))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// A mapping's entries as its consumer sees them: its own, then those merged in by `<<`
+    /// (a mapping, or a sequence of mappings, earlier ones first) whose keys it lacks.
+    pub(crate) fn entries(&self, at: &At) -> Vec<Entry<'t>> {
+        let mut entries = Vec::new();
+        let mut merges = Vec::new();
+        self.own_entries(at, &mut entries, &mut merges);
+        let mut depth = 0;
+        while let Some(source) = (!merges.is_empty()).then(|| merges.remove(0)) {
+            depth += 1;
+            if depth > MAX_DEPTH {
+                break;
+            }
+            let mut from_source = Vec::new();
+            let mut nested = Vec::new();
+            self.own_entries(&source, &mut from_source, &mut nested);
+            for entry in from_source {
+                if !entries.iter().any(|e: &Entry<'_>| e.key == entry.key) {
+                    entries.push(entry);
+                }
+            }
+            merges.extend(nested);
+        }
+        entries
+    }
+
+    fn own_entries(&self, at: &At, entries: &mut Vec<Entry<'t>>, merges: &mut Vec<At>) {
+        if !self.is_mapping(at) {
+            return;
+        }
+        for pair in self.tree.children(at.node).chunks_exact(2) {
+            let key_at = self.at(pair[0], &at.chain);
+            let key = self.scalar(&key_at).map_or("", |k| k.value);
+            let value = self.at(pair[1], &at.chain);
+            let merge_key = key == "<<"
+                && self
+                    .scalar(&key_at)
+                    .is_some_and(|k| k.style == Style::Plain);
+            if merge_key {
+                if self.is_mapping(&value) {
+                    merges.push(value);
+                } else {
+                    merges.extend(
+                        self.items(&value)
+                            .into_iter()
+                            .filter(|i| self.is_mapping(i)),
+                    );
+                }
+                continue;
+            }
+            entries.push(Entry { key, value });
+        }
+    }
+}
+
+/// What a walk calls for each mapping it reaches.
+pub(crate) trait Visitor<'t> {
+    fn mapping(&mut self, doc: Doc<'t>, at: &At, path: &[Seg<'t>], entries: &[Entry<'t>]);
+}
+
+/// A place where a shared node is used: the chain that reached it and the path there.
+#[derive(Clone, Debug)]
+pub(crate) struct Use<'t> {
+    pub(crate) chain: Chain,
+    pub(crate) path: Vec<Seg<'t>>,
+}
+
+/// The walk went past its limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Limit {
+    /// Aliases expand the document past this many nodes.
+    Expansion(usize),
+    /// Nesting (aliases followed) deeper than [`MAX_DEPTH`], at this node.
+    Depth(NodeId),
+}
+
+/// Walks one document from its root, calling `visitor` for every mapping as reached (so a
+/// mapping reached through two aliases is visited twice), and returns every use of each
+/// scalar that sits in an aliased node (a scalar used in one place only is not listed).
+pub(crate) fn walk<'t>(
+    doc: Doc<'t>,
+    root: NodeId,
+    visitor: &mut dyn Visitor<'t>,
+) -> Result<HashMap<NodeId, Vec<Use<'t>>>, Limit> {
+    let aliased: HashSet<NodeId> = doc
+        .tree
+        .nodes
+        .iter()
+        .filter_map(|node| match node.kind {
+            Kind::Alias { target } => Some(target),
+            _ => None,
+        })
+        .collect();
+    let mut walker = Walker {
+        doc,
+        visitor,
+        budget: doc
+            .tree
+            .nodes
+            .len()
+            .saturating_mul(8)
+            .saturating_add(100_000),
+        aliased,
+        shared_depth: 0,
+        uses: HashMap::new(),
+        path: Vec::new(),
+    };
+    let limit = walker.budget;
+    let root = doc.at(root, &Chain::from([]));
+    walker.visit(&root).map_err(|limit_hit| match limit_hit {
+        Limit::Expansion(_) => Limit::Expansion(limit),
+        depth @ Limit::Depth(_) => depth,
+    })?;
+    Ok(walker.uses)
+}
+
+struct Walker<'t, 'v> {
+    doc: Doc<'t>,
+    visitor: &'v mut dyn Visitor<'t>,
+    budget: usize,
+    aliased: HashSet<NodeId>,
+    /// How many aliased nodes enclose the current one.
+    shared_depth: usize,
+    uses: HashMap<NodeId, Vec<Use<'t>>>,
+    path: Vec<Seg<'t>>,
+}
+
+impl Walker<'_, '_> {
+    fn visit(&mut self, at: &At) -> Result<(), Limit> {
+        self.budget = self.budget.checked_sub(1).ok_or(Limit::Expansion(0))?;
+        if self.path.len() > MAX_DEPTH {
+            return Err(Limit::Depth(at.node));
+        }
+        let shared = self.aliased.contains(&at.node);
+        self.shared_depth += usize::from(shared);
+        let result = self.visit_node(at);
+        self.shared_depth -= usize::from(shared);
+        result
+    }
+
+    fn visit_node(&mut self, at: &At) -> Result<(), Limit> {
+        match self.doc.tree.node(at.node).kind {
+            Kind::Scalar { .. } => {
+                if self.shared_depth > 0 {
+                    self.uses.entry(at.node).or_default().push(Use {
+                        chain: at.chain.clone(),
+                        path: self.path.clone(),
+                    });
+                }
+            }
+            Kind::Sequence { .. } => {
+                for (index, item) in self.doc.items(at).iter().enumerate() {
+                    self.path.push(Seg::Item(index));
+                    let result = self.visit(item);
+                    self.path.pop();
+                    result?;
+                }
+            }
+            Kind::Mapping { .. } => {
+                let entries = self.doc.entries(at);
+                self.visitor.mapping(self.doc, at, &self.path, &entries);
+                self.visit_keys(at)?;
+                for entry in &entries {
+                    self.path.push(Seg::Key(entry.key));
+                    let result = self.visit(&entry.value);
+                    self.path.pop();
+                    result?;
+                }
+            }
+            Kind::Alias { .. } => {}
+        }
+        Ok(())
+    }
+
+    /// Keys are uses too (`*name: value`), under the path of the mapping.
+    fn visit_keys(&mut self, at: &At) -> Result<(), Limit> {
+        let tree = self.doc.tree;
+        for pair in tree.children(at.node).chunks_exact(2) {
+            let key = self.doc.at(pair[0], &at.chain);
+            if matches!(tree.node(key.node).kind, Kind::Scalar { .. }) {
+                self.visit(&key)?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,140 @@
+//! Flow collections on one line for the fast reader: `[a, "b", {c: d}]`, `{"json": true}`.
+//!
+//! Anything else in flow context (a collection over several lines, comments, anchors, tags,
+//! aliases, empty entries, single-pair mappings in a sequence, keys without values) bails.
+
+use super::scalar::{self, plain_start, skip_spaces};
+use super::{Bail, MAX_KEY_LEN, Reader};
+use crate::yaml::tree::{Span, Style};
+
+/// Reads the flow collection opening at `at`, which must close before `end`; returns the
+/// offset after its closing bracket.
+pub(super) fn read<'t>(
+    reader: &mut Reader<'t>,
+    at: usize,
+    end: usize,
+    anchor: Option<&'t str>,
+) -> Result<usize, Bail> {
+    let mapping = reader.s[at] == b'{';
+    reader.b.begin(mapping, at, anchor.is_some(), None)?;
+    if let Some(name) = anchor {
+        reader.anchors.insert(name, None);
+    }
+    let after = if mapping {
+        entries(reader, at, end, b'}', mapping_entry)?
+    } else {
+        entries(reader, at, end, b']', sequence_entry)?
+    };
+    let id = reader.b.end(after);
+    reader.name(anchor, id);
+    Ok(after)
+}
+
+/// The entries of a collection opened at `at`, each read by `entry`, separated by `,` (one
+/// trailing comma allowed) up to `close`.
+fn entries(
+    reader: &mut Reader<'_>,
+    at: usize,
+    end: usize,
+    close: u8,
+    entry: fn(&mut Reader<'_>, usize, usize) -> Result<usize, Bail>,
+) -> Result<usize, Bail> {
+    let s = reader.s;
+    let mut p = skip_spaces(s, at + 1, end);
+    loop {
+        if p >= end {
+            return Err(Bail);
+        }
+        if s[p] == close {
+            return Ok(p + 1);
+        }
+        p = skip_spaces(s, entry(reader, p, end)?, end);
+        match s.get(p) {
+            Some(b',') if p < end => p = skip_spaces(s, p + 1, end),
+            Some(&b) if b == close && p < end => return Ok(p + 1),
+            _ => return Err(Bail),
+        }
+    }
+}
+
+fn sequence_entry(reader: &mut Reader<'_>, at: usize, end: usize) -> Result<usize, Bail> {
+    let after = node(reader, at, end, false)?;
+    let p = skip_spaces(reader.s, after, end);
+    if p < end && reader.s[p] == b':' {
+        // `[a: b]`, a single-pair mapping.
+        return Err(Bail);
+    }
+    Ok(after)
+}
+
+fn mapping_entry(reader: &mut Reader<'_>, at: usize, end: usize) -> Result<usize, Bail> {
+    let s = reader.s;
+    let quoted_key = matches!(s[at], b'"' | b'\'');
+    let key_end = node(reader, at, end, true)?;
+    if key_end - at > MAX_KEY_LEN {
+        return Err(Bail);
+    }
+    let p = skip_spaces(s, key_end, end);
+    if p >= end || s[p] != b':' {
+        // A key without a value (`{a, b}`).
+        return Err(Bail);
+    }
+    // After a plain key the `:` needs a space; after a quoted one (JSON) it need not.
+    let adjacent_ok = quoted_key && p + 1 < end && !matches!(s[p + 1], b',' | b'}' | b']');
+    if !(adjacent_ok || (p + 1 < end && s[p + 1] == b' ')) {
+        return Err(Bail);
+    }
+    let value = skip_spaces(s, p + 1, end);
+    if value >= end || matches!(s[value], b',' | b'}') {
+        return Err(Bail);
+    }
+    node(reader, value, end, false)
+}
+
+/// A node in flow context at `at`: a nested collection (not as a key), a quoted or a plain
+/// scalar. Returns the offset after it.
+fn node(reader: &mut Reader<'_>, at: usize, end: usize, key: bool) -> Result<usize, Bail> {
+    let s = reader.s;
+    match s[at] {
+        b'[' | b'{' if !key => read(reader, at, end, None),
+        b'"' | b'\'' => {
+            let quoted = scalar::quoted(reader.text, at, end)?;
+            let close = quoted.span.end as usize;
+            reader
+                .b
+                .scalar(quoted.span, quoted.style, quoted.decoded, false, None);
+            Ok(close + 1)
+        }
+        _ => {
+            if !plain_start(s, at, end, true) {
+                return Err(Bail);
+            }
+            let stop = plain_end(s, at, end)?;
+            let mut trimmed = stop;
+            while trimmed > at && s[trimmed - 1] == b' ' {
+                trimmed -= 1;
+            }
+            reader
+                .b
+                .scalar(Span::new(at..trimmed), Style::Plain, None, false, None);
+            Ok(stop)
+        }
+    }
+}
+
+/// Where a plain scalar in flow context ends: at a flow indicator, or at a `:` followed by a
+/// space or a flow indicator. A comment or the line's end inside the collection bails.
+fn plain_end(s: &[u8], at: usize, end: usize) -> Result<usize, Bail> {
+    let mut p = at;
+    while p < end {
+        match s[p] {
+            b',' | b'[' | b']' | b'{' | b'}' => return Ok(p),
+            b':' if p + 1 < end && matches!(s[p + 1], b' ' | b',' | b'[' | b']' | b'{' | b'}') => {
+                return Ok(p);
+            }
+            b'#' if s[p - 1] == b' ' => return Err(Bail),
+            _ => p += 1,
+        }
+    }
+    Err(Bail)
+}

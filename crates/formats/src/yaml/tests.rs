@@ -1,0 +1,242 @@
+//! The readers against the YAML test suite (`../shared/yaml-test-suite`, see its SOURCE.md) and
+//! against each other.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::tree::{Kind, NodeId, Style, Tree};
+use super::{conformant, fast};
+
+/// The tree as the test suite's event lines, anchors numbered in order of appearance.
+pub(crate) fn events(tree: &Tree, text: &str) -> String {
+    let mut out = String::from("+STR\n");
+    let mut numbers = HashMap::new();
+    for root in &tree.documents {
+        out.push_str("+DOC\n");
+        if let Some(root) = root {
+            node_events(tree, text, *root, &mut numbers, &mut out);
+        }
+        out.push_str("-DOC\n");
+    }
+    out.push_str("-STR\n");
+    out
+}
+
+fn node_events(
+    tree: &Tree,
+    text: &str,
+    id: NodeId,
+    numbers: &mut HashMap<NodeId, usize>,
+    out: &mut String,
+) {
+    let node = tree.node(id);
+    let mut props = String::new();
+    if node.anchored {
+        let number = numbers.len() + 1;
+        numbers.insert(id, number);
+        let _ = write!(props, " &{number}");
+    }
+    if let Some(tag) = tree.tag(id) {
+        let _ = write!(props, " <{tag}>");
+    }
+    match node.kind {
+        Kind::Scalar { style, .. } => {
+            let indicator = match style {
+                Style::Plain => ':',
+                Style::Single => '\'',
+                Style::Double => '"',
+                Style::Literal => '|',
+                Style::Folded => '>',
+            };
+            let value = tree.scalar(id, text).unwrap_or_default();
+            let _ = writeln!(out, "=VAL{props} {indicator}{}", escape(value));
+        }
+        Kind::Mapping { .. } | Kind::Sequence { .. } => {
+            let (open, close) = if matches!(node.kind, Kind::Mapping { .. }) {
+                ("+MAP", "-MAP")
+            } else {
+                ("+SEQ", "-SEQ")
+            };
+            let _ = writeln!(out, "{open}{props}");
+            for &child in tree.children(id) {
+                node_events(tree, text, child, numbers, out);
+            }
+            let _ = writeln!(out, "{close}");
+        }
+        Kind::Alias { target } => {
+            let _ = writeln!(out, "=ALI *{}", numbers.get(&target).copied().unwrap_or(0));
+        }
+    }
+}
+
+fn escape(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\u{8}' => out.push_str("\\b"),
+            '\0' => out.push_str("\\0"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The suite's `test.event` in the form [`events`] writes: no document or flow markers,
+/// anchors renumbered in order of appearance.
+fn normalise_suite_events(expected: &str) -> String {
+    let mut numbers: HashMap<String, usize> = HashMap::new();
+    let mut count = 0;
+    let mut out = String::new();
+    for line in expected.lines() {
+        let (head, rest) = line.split_at(line.len().min(4));
+        match head {
+            "+DOC" | "-DOC" | "+STR" | "-STR" | "-MAP" | "-SEQ" => {
+                out.push_str(head);
+            }
+            "+MAP" | "+SEQ" | "=VAL" => {
+                out.push_str(head);
+                let mut rest = rest.trim_start_matches(' ');
+                loop {
+                    if let Some(after) = rest.strip_prefix("{} ").or(rest.strip_prefix("[] ")) {
+                        rest = after;
+                    } else if rest == "{}" || rest == "[]" {
+                        rest = "";
+                    } else if let Some(anchor) = rest.strip_prefix('&') {
+                        let end = anchor.find(' ').unwrap_or(anchor.len());
+                        count += 1;
+                        numbers.insert(anchor[..end].to_owned(), count);
+                        let _ = write!(out, " &{count}");
+                        rest = anchor[end..].trim_start_matches(' ');
+                    } else if rest.starts_with('<') {
+                        let end = rest.find('>').map_or(rest.len(), |i| i + 1);
+                        let _ = write!(out, " {}", &rest[..end]);
+                        rest = rest[end..].trim_start_matches(' ');
+                    } else {
+                        break;
+                    }
+                }
+                if head == "=VAL" {
+                    let _ = write!(out, " {rest}");
+                }
+            }
+            "=ALI" => {
+                let name = rest.trim_start_matches(" *");
+                let _ = write!(out, "=ALI *{}", numbers.get(name).copied().unwrap_or(0));
+            }
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn suite() -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/yaml-test-suite");
+    path.join("SOURCE.md").is_file().then_some(path)
+}
+
+fn cases(root: &Path) -> Vec<PathBuf> {
+    let mut cases = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        if dir.join("in.yaml").is_file() {
+            cases.push(dir.clone());
+        }
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            }
+        }
+    }
+    cases.sort();
+    cases
+}
+
+/// Every scalar's span, in document order, for comparing the readers' trees.
+fn scalar_spans(tree: &Tree) -> Vec<(u32, u32, Style)> {
+    let mut spans: Vec<_> = tree
+        .nodes
+        .iter()
+        .filter_map(|node| match node.kind {
+            // Where an empty plain scalar (a missing value) sits is not the readers' concern.
+            Kind::Scalar { style, .. }
+                if !(matches!(style, Style::Literal | Style::Folded)
+                    || (style == Style::Plain && node.span.start == node.span.end)) =>
+            {
+                Some((node.span.start, node.span.end, style))
+            }
+            _ => None,
+        })
+        .collect();
+    spans.sort_unstable();
+    spans
+}
+
+#[expect(clippy::print_stderr, reason = "a skipped suite must say so visibly")]
+#[test]
+fn yaml_test_suite() {
+    let Some(root) = suite() else {
+        eprintln!("SKIPPED: ../shared/yaml-test-suite not found");
+        return;
+    };
+    let mut failures = Vec::new();
+    let (mut valid, mut fast_read) = (0, 0);
+    for case in cases(&root) {
+        let name = case.strip_prefix(&root).unwrap().display().to_string();
+        let text = std::fs::read_to_string(case.join("in.yaml")).unwrap();
+        let conformant = conformant::read(&text);
+        let fast = fast::read(&text);
+        if case.join("error").exists() {
+            if fast.is_ok() {
+                failures.push(format!("{name}: the fast reader accepts invalid YAML"));
+            }
+            if conformant.is_ok() {
+                failures.push(format!(
+                    "{name}: the conformant reader accepts invalid YAML"
+                ));
+            }
+            continue;
+        }
+        valid += 1;
+        let expected =
+            normalise_suite_events(&std::fs::read_to_string(case.join("test.event")).unwrap());
+        let conformant = match conformant {
+            Ok(tree) => tree,
+            Err(rejected) => {
+                failures.push(format!("{name}: rejected: {rejected:?}"));
+                continue;
+            }
+        };
+        let got = events(&conformant, &text);
+        if got != expected {
+            failures.push(format!("{name}: conformant\n{got}\nexpected\n{expected}"));
+        }
+        if let Ok(fast) = fast {
+            fast_read += 1;
+            let got = events(&fast, &text);
+            if got != expected {
+                failures.push(format!("{name}: fast\n{got}\nexpected\n{expected}"));
+            }
+            if scalar_spans(&fast) != scalar_spans(&conformant) {
+                failures.push(format!(
+                    "{name}: spans\nfast {:?}\nconformant {:?}",
+                    scalar_spans(&fast),
+                    scalar_spans(&conformant)
+                ));
+            }
+        }
+    }
+    eprintln!("yaml test suite: {valid} valid cases, {fast_read} read by the fast reader");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
