@@ -178,6 +178,7 @@ pub(crate) fn apply(
 ) -> Result<(), Error> {
     let rules = rules_for(sink.kind);
     let doc = Doc { tree, structure };
+    let aliased = walk::aliased(tree);
     for root in tree.documents.iter().flatten() {
         let mut visitor = RuleVisitor {
             rules,
@@ -187,7 +188,7 @@ pub(crate) fn apply(
                 candidates: Vec::new(),
             },
         };
-        let uses = walk::walk(doc, *root, &mut visitor).map_err(|limit| {
+        let uses = walk::walk(doc, *root, &aliased, &mut visitor).map_err(|limit| {
             let (at, message) = match limit {
                 Limit::Expansion(nodes) => (
                     tree.node(*root).span.start as usize,
@@ -324,3 +325,6 @@ fn shared_anchor_reason(
         walk::display_path(&other.path)
     )
 }
+
+#[cfg(test)]
+mod tests;

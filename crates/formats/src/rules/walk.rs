@@ -194,41 +194,44 @@ pub(crate) enum Limit {
     Depth(NodeId),
 }
 
-/// Walks one document from its root, calling `visitor` for every mapping as reached (so a
-/// mapping reached through two aliases is visited twice), and returns every use of each
-/// scalar that sits in an aliased node (a scalar used in one place only is not listed).
-pub(crate) fn walk<'t>(
-    doc: Doc<'t>,
-    root: NodeId,
-    visitor: &mut dyn Visitor<'t>,
-) -> Result<HashMap<NodeId, Vec<Use<'t>>>, Limit> {
-    let aliased: HashSet<NodeId> = doc
-        .tree
-        .nodes
+/// The nodes some alias refers to, in the whole stream (empty when it has no aliases).
+pub(crate) fn aliased(tree: &Tree) -> HashSet<NodeId> {
+    tree.nodes
         .iter()
         .filter_map(|node| match node.kind {
             Kind::Alias { target } => Some(target),
             _ => None,
         })
-        .collect();
+        .collect()
+}
+
+/// Walks one document from its root, calling `visitor` for every mapping as reached (so a
+/// mapping reached through two aliases is visited twice), and returns every use of each
+/// scalar that sits in an `aliased` node (a scalar used in one place only is not listed).
+pub(crate) fn walk<'t>(
+    doc: Doc<'t>,
+    root: NodeId,
+    aliased: &HashSet<NodeId>,
+    visitor: &mut dyn Visitor<'t>,
+) -> Result<HashMap<NodeId, Vec<Use<'t>>>, Limit> {
+    let budget = doc
+        .tree
+        .nodes
+        .len()
+        .saturating_mul(8)
+        .saturating_add(100_000);
     let mut walker = Walker {
         doc,
         visitor,
-        budget: doc
-            .tree
-            .nodes
-            .len()
-            .saturating_mul(8)
-            .saturating_add(100_000),
+        budget,
         aliased,
         shared_depth: 0,
         uses: HashMap::new(),
         path: Vec::new(),
     };
-    let limit = walker.budget;
     let root = doc.at(root, &Chain::from([]));
     walker.visit(&root).map_err(|limit_hit| match limit_hit {
-        Limit::Expansion(_) => Limit::Expansion(limit),
+        Limit::Expansion(_) => Limit::Expansion(budget),
         depth @ Limit::Depth(_) => depth,
     })?;
     Ok(walker.uses)
@@ -238,7 +241,7 @@ struct Walker<'t, 'v> {
     doc: Doc<'t>,
     visitor: &'v mut dyn Visitor<'t>,
     budget: usize,
-    aliased: HashSet<NodeId>,
+    aliased: &'v HashSet<NodeId>,
     /// How many aliased nodes enclose the current one.
     shared_depth: usize,
     uses: HashMap<NodeId, Vec<Use<'t>>>,

@@ -240,3 +240,116 @@ fn yaml_test_suite() {
         failures.join("\n\n")
     );
 }
+
+/// Lines of YAML-like text in many shapes: a key, a dash, a value of some kind, a comment.
+fn yamlish_line() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let indent = prop::sample::select(vec![0usize, 0, 1, 2, 2, 4, 6]);
+    let dash = prop::sample::select(vec!["", "", "- ", "- - ", "-   "]);
+    let key = prop::sample::select(vec![
+        "a: ",
+        "image: ",
+        "b:",
+        "\"q k\": ",
+        "'s k': ",
+        "k:v: ",
+        "x y: ",
+        "? ",
+        ": ",
+        "&k a: ",
+        "a:\t",
+        "[a]: ",
+        "*x : ",
+        "c #: ",
+        "",
+    ]);
+    let value = prop::sample::select(vec![
+        "",
+        "plain",
+        "two words",
+        "nginx:1.25",
+        "\"dq\"",
+        "'sq'",
+        "\"esc \\\" \\t \\x41 \\u00e9\"",
+        "'it''s'",
+        "\"unterminated",
+        "'open",
+        "[a, b]",
+        "{a: 1, b: [c, {d: e}]}",
+        "[a, b",
+        "{a",
+        "{\"j\":1,\"k\":[true]}",
+        "[a, b,]",
+        "[a,,b]",
+        "{a, b}",
+        "[a: b]",
+        "|",
+        "|-",
+        ">+",
+        "|2",
+        ">",
+        "&anchor value",
+        "&x",
+        "*x",
+        "*missing",
+        "!!str tagged",
+        "!t",
+        "- nested",
+        "a: b",
+        "b #c",
+        "b#c",
+        "x: ",
+        ": x",
+        "-x",
+        "?x",
+        ":x",
+        "%d",
+        "@at",
+        "`tick`",
+        "~",
+        "null",
+        "0x1F",
+        "ü",
+        "\u{85}",
+        "end  ",
+        "{}",
+        "[]",
+        "\"\"",
+        "''",
+        "x\ty",
+        "#comment",
+    ]);
+    let comment = prop::sample::select(vec!["", "", " # c", " #c", "  # tagpin:ignore"]);
+    prop_oneof![
+        6 => (indent.clone(), dash, key, value, comment)
+            .prop_map(|(i, d, k, v, c)| format!("{}{d}{k}{v}{c}", " ".repeat(i))),
+        1 => (indent, prop::sample::select(vec!["text line", "  more", "---", "...", "--- x", "# c", "", "   ", "\t", "%YAML 1.2", "--- |", "... # c"]))
+            .prop_map(|(i, l)| format!("{}{l}", " ".repeat(i))),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 4096, ..Default::default() })]
+
+    /// Whatever the fast reader accepts, the conformant reader reads the same: same events,
+    /// same scalar spans. And a text the conformant reader rejects, the fast one never accepts.
+    #[test]
+    fn the_fast_reader_agrees_with_the_conformant_one(
+        lines in proptest::collection::vec(yamlish_line(), 0..16),
+        crlf in proptest::prelude::any::<bool>(),
+    ) {
+        let text = lines.join(if crlf { "\r\n" } else { "\n" });
+        if let Ok(fast) = fast::read(&text) {
+            let conformant = conformant::read(&text);
+            proptest::prop_assert!(conformant.is_ok(), "fast accepts, conformant rejects {:?}: {:?}", text, conformant.err());
+            let conformant = conformant.unwrap();
+            proptest::prop_assert_eq!(events(&fast, &text), events(&conformant, &text), "{:?}", text);
+            proptest::prop_assert_eq!(scalar_spans(&fast), scalar_spans(&conformant), "{:?}", text);
+        }
+        // Lenient reading never panics and keeps spans inside the text.
+        let lenient = fast::read_lenient(&text);
+        for node in &lenient.nodes {
+            proptest::prop_assert!(node.span.end as usize <= text.len());
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! YAML written in every shape finds the same references; anchors and aliases never leak an
+//! edit into a value that is not an image.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use tagpin_reference::Digest;
+
+use crate::{EditSite, Error, FileKind, Finding, Status, apply_edits, scan};
+
+fn digest() -> Digest {
+    Digest::parse(&format!("sha256:{}", "4".repeat(64))).unwrap()
+}
+
+fn findings(kind: FileKind, text: &str) -> Vec<Finding> {
+    scan(Path::new("t.yaml"), kind, text).unwrap_or_else(|error| panic!("{text:?}: {error}"))
+}
+
+/// `(line, column, status, text)` of every finding, with CRLF too.
+fn shapes(kind: FileKind, text: &str) -> Vec<(usize, usize, Status, String)> {
+    let shape = |text: &str| -> Vec<_> {
+        findings(kind, text)
+            .into_iter()
+            .map(|f| (f.line, f.column, f.status, f.text))
+            .collect()
+    };
+    let lf = shape(text);
+    assert_eq!(shape(&text.replace('\n', "\r\n")), lf, "{text:?} with CRLF");
+    lf
+}
+
+fn pinned(kind: FileKind, text: &str) -> String {
+    let edits: Vec<_> = findings(kind, text)
+        .iter()
+        .filter_map(|f| f.edit(&digest()))
+        .collect();
+    apply_edits(text, &edits).unwrap()
+}
+
+fn unsupported_reason(finding: &Finding) -> &str {
+    match &finding.site {
+        EditSite::Unsupported { reason } => reason,
+        other => panic!("{finding:?} is editable: {other:?}"),
+    }
+}
+
+/// Each row is one way of writing the same manifest: the reference is found at its place.
+#[test]
+fn every_layout_of_a_value_is_read() {
+    use Status::Floating;
+    let canonical = "%YAML 1.1\n---\n!!map {\n  ? !!str \"spec\"\n  : !!map {\n    ? !!str \"containers\"\n    : !!seq [\n      !!map {\n        ? !!str \"image\"\n        : !!str \"nginx:1.25\",\n      },\n    ],\n  },\n}\n";
+    let cases: &[(&str, &str, (usize, usize))] = &[
+        (
+            "next line (ruamel.yaml)",
+            "spec:\n  containers:\n  - image:\n      quay.io/acme/app:1.0\n",
+            (4, 7),
+        ),
+        ("on the --- line", "--- {image: nginx:1.25}\n", (1, 13)),
+        (
+            "flow on the --- line, nested",
+            "--- {spec: {containers: [{image: \"nginx:1.25\"}]}}\n",
+            (1, 35),
+        ),
+        (
+            "after a quoted scalar over lines on ---",
+            "--- \"a long\n  line\"\n---\nimage: nginx:1.25\n",
+            (4, 8),
+        ),
+        ("PyYAML canonical", canonical, (10, 18)),
+        ("complex key", "? image\n: nginx:1.25\n", (2, 3)),
+        (
+            "multi-line flow",
+            "containers: [\n  {\n    name: a,\n    image: nginx:1.25\n  }\n]\n",
+            (4, 12),
+        ),
+        ("tagged", "image: !!str nginx:1.25\n", (1, 14)),
+        ("JSON", "{\"spec\": {\"image\": \"nginx:1.25\"}}\n", (1, 21)),
+    ];
+    for (name, text, (line, column)) in cases {
+        let found = shapes(FileKind::Yaml, text);
+        assert_eq!(found.len(), 1, "{name}: {found:?}");
+        let (l, c, status, _) = &found[0];
+        assert_eq!((*l, *c, *status), (*line, *column, Floating), "{name}");
+    }
+}
+
+#[test]
+fn a_compose_extension_anchor_is_pinned_where_it_is_defined() {
+    let text = "x-app-image: &app \"redis:7\"\nservices:\n  web:\n    image: *app\n  worker:\n    image: *app\n";
+    let found = findings(FileKind::Compose, text);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!((found[0].line, found[0].column), (1, 20));
+    assert_eq!(found[0].status, Status::Floating);
+    assert_eq!(
+        pinned(FileKind::Compose, text),
+        text.replace("\"redis:7\"", &format!("\"redis:7@{}\"", digest()))
+    );
+}
+
+#[test]
+fn a_merged_compose_base_is_pinned_once_and_an_override_stays_its_own() {
+    let text = "x-base: &base\n  image: redis:7\n  restart: always\nservices:\n  a:\n    <<: *base\n  b:\n    <<: *base\n    image: postgres:16\n";
+    assert_eq!(
+        shapes(FileKind::Compose, text),
+        vec![
+            (2, 10, Status::Floating, "redis:7".to_owned()),
+            (9, 12, Status::Floating, "postgres:16".to_owned()),
+        ]
+    );
+    let pinned = pinned(FileKind::Compose, text);
+    assert!(pinned.contains(&format!("image: redis:7@{}", digest())));
+    assert!(pinned.contains(&format!("image: postgres:16@{}", digest())));
+}
+
+#[test]
+fn a_tag_anchor_also_used_in_a_label_is_reported_and_not_written() {
+    let text = "image:\n  repository: nginx\n  tag: &ver \"1.25\"\nlabels: {version: *ver}\n";
+    let found = findings(FileKind::Yaml, text);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].text, "nginx:1.25");
+    assert_eq!(
+        unsupported_reason(&found[0]),
+        "anchor `&ver` is also used at labels.version (line 4), which is not an image; \
+         rewriting it would change that value too"
+    );
+    assert_eq!(pinned(FileKind::Yaml, text), text);
+}
+
+#[test]
+fn an_image_anchor_also_used_in_an_annotation_is_reported_and_not_written() {
+    let text = "spec:\n  containers:\n  - name: a\n    image: &img redis:7\nmetadata:\n  annotations:\n    source: *img\n";
+    let found = findings(FileKind::Yaml, text);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        unsupported_reason(&found[0])
+            .starts_with("anchor `&img` is also used at metadata.annotations.source (line 7)")
+    );
+    assert_eq!(pinned(FileKind::Yaml, text), text);
+}
+
+#[test]
+fn an_anchor_used_only_where_images_go_is_pinned_once() {
+    let text =
+        "spec:\n  containers:\n  - image: &img redis:7\n  initContainers:\n  - image: *img\n";
+    let found = findings(FileKind::Yaml, text);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].site, EditSite::Inline);
+    assert_eq!(
+        pinned(FileKind::Yaml, text),
+        text.replace("redis:7", &format!("redis:7@{}", digest()))
+    );
+}
+
+#[test]
+fn an_ignore_comment_beside_an_alias_ignores_the_anchored_reference() {
+    let text = "x-img: &img redis:7\nservices:\n  a:\n    image: *img # tagpin:ignore\n";
+    let found = findings(FileKind::Compose, text);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].status, Status::Ignored);
+}
+
+fn limit_error(text: &str) -> String {
+    match scan(Path::new("deep.yaml"), FileKind::Yaml, text) {
+        Err(error @ (Error::Syntax { .. } | Error::Limit { .. })) => error.to_string(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn nesting_deeper_than_supported_is_an_error_not_a_silent_drop() {
+    let nested = |depth: usize| {
+        format!(
+            "a: {}{{image: nginx:1}}{}\n",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        )
+    };
+    // Deeper than the old scanner's 64 levels, within the supported 256.
+    assert_eq!(findings(FileKind::Yaml, &nested(100)).len(), 1);
+    // saphyr-parser's own limit on flow levels (255) comes first here.
+    assert_eq!(
+        limit_error(&nested(300)),
+        "deep.yaml:1:259: recursion limit exceeded"
+    );
+    let mut block = String::new();
+    for level in 0..300 {
+        block.push_str(&" ".repeat(level));
+        block.push_str("k:\n");
+    }
+    block.push_str(&" ".repeat(300));
+    block.push_str("image: nginx:1\n");
+    assert!(limit_error(&block).ends_with("collections nested deeper than 256 levels"));
+}
+
+#[test]
+fn aliases_that_expand_without_bound_are_an_error() {
+    let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for level in 1..10 {
+        let previous = format!("*a{}", level - 1);
+        let items = vec![previous; 10].join(", ");
+        let _ = writeln!(text, "a{level}: &a{level} [{items}]");
+    }
+    text.push_str("image: nginx:1\n");
+    assert!(
+        limit_error(&text).contains("aliases expand the document past"),
+        "{}",
+        limit_error(&text)
+    );
+}
+
+#[test]
+fn a_recursive_alias_is_an_error() {
+    assert_eq!(
+        limit_error("a: &a [*a]\nimage: nginx:1\n"),
+        "deep.yaml:1:8: the alias refers to a node that contains it (a recursive structure)"
+    );
+}
