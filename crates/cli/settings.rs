@@ -68,13 +68,6 @@ pub mod env {
     /// Docker's config directory (`config.json` inside). Read by `tagpin-registry`
     /// (`Credentials::from_default_docker_config`), listed here so every name is in one place.
     pub const DOCKER_CONFIG: &str = "DOCKER_CONFIG";
-    /// **Test only.** `pin --write` calls `std::process::abort()` after writing this many
-    /// files, so a test can kill the process between two writes.
-    pub const TEST_ABORT_AFTER_WRITES: &str = "TAGPIN_TEST_ABORT_AFTER_WRITES";
-    /// **Test only.** Before its first write, `pin --write` creates the file this names and
-    /// waits (up to a minute) until it is deleted, so a test can change a file between the scan
-    /// and the write deterministically.
-    pub const TEST_PAUSE_BEFORE_WRITES: &str = "TAGPIN_TEST_PAUSE_BEFORE_WRITES";
 }
 
 pub const DEFAULT_CONCURRENCY: usize = 16;

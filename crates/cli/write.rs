@@ -69,6 +69,7 @@ pub fn replace(path: &Path, expected: &str, new_text: &str) -> Result<(), WriteE
         .as_file()
         .sync_all()
         .map_err(io("cannot flush the temporary file"))?;
+    tagpin::temporary_written();
     temporary
         .persist(&target)
         .map_err(|error| io("cannot rename the temporary file over the file")(error.error))?;

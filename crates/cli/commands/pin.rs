@@ -5,7 +5,6 @@ mod plan;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use tagpin_formats::Status;
@@ -15,7 +14,7 @@ pub use plan::{Change, EditRecord, Unresolved, Unsupported};
 
 use super::{FileError, Keep, Skipped};
 use crate::resolve::{self, Progress};
-use crate::settings::{Environment, Settings, env};
+use crate::settings::Settings;
 use crate::write;
 
 /// How `pin` runs.
@@ -100,12 +99,11 @@ pub fn run(
     paths: &[PathBuf],
     options: PinOptions,
     settings: &Settings,
-    environment: &impl Environment,
     progress: &dyn Progress,
 ) -> anyhow::Result<PinReport> {
     let mut report = compute(paths, options.refresh, settings, progress)?;
     if options.write {
-        write_all(&mut report, environment);
+        write_all(&mut report);
     }
     Ok(report)
 }
@@ -184,16 +182,15 @@ pub fn compute(
 }
 
 /// Writes every rewrite of `report` atomically and records what was and was not written.
-fn write_all(report: &mut PinReport, environment: &impl Environment) {
+fn write_all(report: &mut PinReport) {
     report.summary.write = true;
     if !report.rewrites.is_empty() {
-        let hooks = TestHooks::from_env(environment);
-        hooks.pause_before_writes();
+        tagpin::before_writes();
         for change in &report.rewrites {
             match write::replace(&change.source, &change.old_text, &change.new_text) {
                 Ok(()) => {
                     report.written.push(change.path.clone());
-                    hooks.after_write(report.written.len());
+                    tagpin::after_write(report.written.len());
                 }
                 Err(error) => report.not_written.push(FileError {
                     path: change.path.clone(),
@@ -205,40 +202,4 @@ fn write_all(report: &mut PinReport, environment: &impl Environment) {
     report.not_written.sort_by(|a, b| a.path.cmp(&b.path));
     report.summary.files_written = report.written.len();
     report.summary.files_not_written = report.not_written.len();
-}
-
-/// The test-only hooks of `settings::env` (`TAGPIN_TEST_*`): they let the end-to-end tests
-/// stop the process between two writes, and change a file between the scan and the write,
-/// deterministically. Unset, they do nothing.
-struct TestHooks {
-    abort_after_writes: Option<usize>,
-    pause_file: Option<PathBuf>,
-}
-
-impl TestHooks {
-    fn from_env(environment: &impl Environment) -> Self {
-        let value = |name| environment.var(name).filter(|value| !value.is_empty());
-        Self {
-            abort_after_writes: value(env::TEST_ABORT_AFTER_WRITES).and_then(|n| n.parse().ok()),
-            pause_file: value(env::TEST_PAUSE_BEFORE_WRITES).map(PathBuf::from),
-        }
-    }
-
-    /// Creates the pause file and waits (at most a minute) until the test deletes it.
-    fn pause_before_writes(&self) {
-        let Some(path) = &self.pause_file else { return };
-        if std::fs::write(path, b"").is_err() {
-            return;
-        }
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while path.exists() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    fn after_write(&self, written: usize) {
-        if self.abort_after_writes == Some(written) {
-            std::process::abort();
-        }
-    }
 }
