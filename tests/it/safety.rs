@@ -412,3 +412,26 @@ fn a_rewrite_over_the_read_limit_is_not_written() {
     assert!(std::fs::read_to_string(context.path("big.yaml")).unwrap() == text);
     context.run(["check", "."]).assert_code(1);
 }
+
+/// A Makefile's rules (`image: image-nginx`) used to be read as references, and `pin
+/// --write` rewrote them; only the recipe's flag is pinned now.
+#[test]
+fn makefile_rules_are_left_alone() {
+    let makefile = "image: image-nginx\n\nimage-nginx:\n\t# kubectl run x --image=nginx:1.27\n\tkubectl run x --image=nginx:1.27\n";
+    let (context, _registry, mirrors, digest) = with_nginx(&[("Makefile", makefile)]);
+    let run = pin_write(&context, ".", &mirrors);
+    run.assert_code(0);
+    assert!(
+        run.stderr
+            .contains("pinned 1, refreshed 0, unchanged 0, unresolved 0 (1 reference in 1 file)"),
+        "{run}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(context.path("Makefile")).unwrap(),
+        makefile.replacen(
+            "\tkubectl run x --image=nginx:1.27",
+            &format!("\tkubectl run x --image=nginx:1.27@{digest}"),
+            1
+        )
+    );
+}
