@@ -1,7 +1,7 @@
 //! Command-line flags, as clap parses them. Nothing here decides anything: the settings step
 //! (`settings.rs`) merges these flags with the environment and the config file.
 
-use std::num::NonZeroUsize;
+use std::num::{NonZeroU64, NonZeroUsize};
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -48,6 +48,11 @@ pub struct GlobalArgs {
     /// Registry requests in flight at once (commands that resolve tags).
     #[arg(long, global = true, value_name = "N")]
     pub concurrency: Option<NonZeroUsize>,
+
+    /// The most resolving tags may take, in seconds (default 300): the tags not looked up by
+    /// then are reported unresolved, and `pin` still writes the rest.
+    #[arg(long, global = true, value_name = "SECONDS")]
+    pub deadline: Option<NonZeroU64>,
 
     /// Say more on stderr (repeatable): `-v` names the config file, lists skipped files and
     /// what resolving cost; `-vv` logs every registry and GitHub request.

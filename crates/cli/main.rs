@@ -122,13 +122,7 @@ fn run(cli: &Cli) -> anyhow::Result<Outcome> {
                 refresh: !pin.no_refresh,
             };
             let progress = printer.progress(pin.format == PinFormat::Json);
-            let report = commands::pin::run(
-                &pin.paths,
-                options,
-                &settings,
-                &ProcessEnvironment,
-                &progress,
-            )?;
+            let report = commands::pin::run(&pin.paths, options, &settings, &progress)?;
             printed(printer.pin(&report, pin.format))?;
             Ok(if report.complete() {
                 Outcome::Success

@@ -45,6 +45,7 @@ pub fn resolve(
         concurrency: settings.concurrency.get(),
         per_registry_concurrency: settings.per_registry_concurrency.get(),
         request_timeout: settings.timeout,
+        deadline: Some(settings.deadline),
         credentials,
         ..ResolverOptions::default()
     };

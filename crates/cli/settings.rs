@@ -11,6 +11,7 @@
 //! | concurrency | `--concurrency N` | `TAGPIN_CONCURRENCY` | `concurrency` | 16 |
 //! | per-registry concurrency | — | — | `per_registry_concurrency` | 8 |
 //! | request timeout | — | — | `timeout_seconds` | 30 |
+//! | deadline for resolving all tags | `--deadline SECONDS` | `TAGPIN_DEADLINE` | — | 300 |
 //! | insecure registries | — | — | `insecure_registries` | none |
 //! | include / exclude / ignore | — | — | `include`, `exclude`, `ignore` | none |
 //! | verbosity | `-v`, `-q` | — | — | normal |
@@ -25,7 +26,10 @@
 //! `~/.docker/config.json`), read by `tagpin-registry` when a command resolves tags.
 //!
 //! Mirrors merge per registry: a flag replaces the variable's entry for the same registry,
-//! which replaces the config file's. An environment variable set to the empty string counts
+//! which replaces the config file's. Docker Hub's names (`docker.io`, `index.docker.io`,
+//! `registry-1.docker.io`, `registry.hub.docker.com`) are one registry: two different mirrors
+//! for it from the same place (two flags, two entries of the variable or of the file) are an
+//! error, not a silent choice. An environment variable set to the empty string counts
 //! as unset. An invalid value anywhere is an error naming where it came from (exit code 2).
 
 use std::collections::BTreeMap;
@@ -50,6 +54,8 @@ pub mod env {
     pub const MIRRORS: &str = "TAGPIN_MIRRORS";
     /// Registry requests in flight at once, like `--concurrency`.
     pub const CONCURRENCY: &str = "TAGPIN_CONCURRENCY";
+    /// Seconds resolving may take in all, like `--deadline`.
+    pub const DEADLINE: &str = "TAGPIN_DEADLINE";
     /// <https://no-color.org>: when set and not empty, no color unless `--color` or
     /// `TAGPIN_COLOR` asks for it.
     pub const NO_COLOR: &str = "NO_COLOR";
@@ -68,18 +74,14 @@ pub mod env {
     /// Docker's config directory (`config.json` inside). Read by `tagpin-registry`
     /// (`Credentials::from_default_docker_config`), listed here so every name is in one place.
     pub const DOCKER_CONFIG: &str = "DOCKER_CONFIG";
-    /// **Test only.** `pin --write` calls `std::process::abort()` after writing this many
-    /// files, so a test can kill the process between two writes.
-    pub const TEST_ABORT_AFTER_WRITES: &str = "TAGPIN_TEST_ABORT_AFTER_WRITES";
-    /// **Test only.** Before its first write, `pin --write` creates the file this names and
-    /// waits (up to a minute) until it is deleted, so a test can change a file between the scan
-    /// and the write deterministically.
-    pub const TEST_PAUSE_BEFORE_WRITES: &str = "TAGPIN_TEST_PAUSE_BEFORE_WRITES";
 }
 
 pub const DEFAULT_CONCURRENCY: usize = 16;
 pub const DEFAULT_PER_REGISTRY_CONCURRENCY: usize = 8;
 pub const DEFAULT_TIMEOUT_SECONDS: u64 = 30;
+/// Five minutes: a few thousand tags at a healthy registry take well under a minute; a dead
+/// host is cut short by the resolver's circuit breaker long before.
+pub const DEFAULT_DEADLINE_SECONDS: u64 = 300;
 
 /// What `pr` talks to and how, merged from its flags and the environment.
 #[derive(Debug)]
@@ -141,6 +143,34 @@ impl PrSettings {
     }
 }
 
+/// The mirrors from one place (the flags, the variable or the config file), per registry,
+/// each with how it was written there.
+#[derive(Default)]
+struct MirrorLayer {
+    mirrors: BTreeMap<String, (Mirror, String)>,
+}
+
+impl MirrorLayer {
+    /// Adds `mirror`, written as `written`; a different mirror for the same registry already
+    /// there (under another of its names, perhaps) is an error.
+    fn add(&mut self, mirror: Mirror, written: &str) -> anyhow::Result<()> {
+        if let Some((other, other_written)) = self.mirrors.get(mirror.registry()) {
+            if *other != mirror {
+                bail!(
+                    "`{other_written}` and `{written}` are two mirrors for {}: its names (Docker \
+                     Hub's docker.io, index.docker.io, registry-1.docker.io and \
+                     registry.hub.docker.com are one registry) must name one mirror",
+                    mirror.registry()
+                );
+            }
+            return Ok(());
+        }
+        self.mirrors
+            .insert(mirror.registry().to_owned(), (mirror, written.to_owned()));
+        Ok(())
+    }
+}
+
 /// Where environment variables come from: the process, or a table in tests.
 pub trait Environment {
     fn var(&self, name: &str) -> Option<String>;
@@ -185,6 +215,8 @@ pub struct Settings {
     pub concurrency: NonZeroUsize,
     pub per_registry_concurrency: NonZeroUsize,
     pub timeout: Duration,
+    /// The most resolving may take in all.
+    pub deadline: Duration,
     /// `GITHUB_TOKEN` (or `GH_TOKEN`), sent to ghcr.io.
     pub github_token: Option<Secret>,
     pub color: ColorChoice,
@@ -239,14 +271,19 @@ impl Settings {
             (None, None) => ColorChoice::Auto,
         };
 
-        // Merged per registry (normalised, so `index.docker.io` and `docker.io` are one).
+        // Merged per registry (normalised, so `index.docker.io` and `docker.io` are one); each
+        // place may name a registry once, under any of its names.
         let mut mirrors = BTreeMap::new();
+        let mut from_file = MirrorLayer::default();
         for (registry, endpoint) in &config.mirrors {
             let mirror = Mirror::new(registry, endpoint).with_context(|| {
                 format!("invalid mirror for `{registry}`, {}", in_config("mirrors"))
             })?;
-            mirrors.insert(mirror.registry().to_owned(), mirror);
+            from_file
+                .add(mirror, &format!("{registry}: {endpoint}"))
+                .with_context(|| in_config("mirrors"))?;
         }
+        let mut from_env = MirrorLayer::default();
         if let Some(value) = non_empty(env, env::MIRRORS) {
             for item in value
                 .split(',')
@@ -256,12 +293,20 @@ impl Settings {
                 let mirror = item
                     .parse::<Mirror>()
                     .with_context(|| format!("invalid mirror in {}", env::MIRRORS))?;
-                mirrors.insert(mirror.registry().to_owned(), mirror);
+                from_env
+                    .add(mirror, item)
+                    .with_context(|| format!("invalid mirrors in {}", env::MIRRORS))?;
             }
         }
+        let mut from_flags = MirrorLayer::default();
         for flag in &flags.mirrors {
             let mirror = flag.parse::<Mirror>().context("invalid --mirror")?;
-            mirrors.insert(mirror.registry().to_owned(), mirror);
+            from_flags
+                .add(mirror, &format!("--mirror {flag}"))
+                .context("invalid --mirror")?;
+        }
+        for layer in [from_file, from_env, from_flags] {
+            mirrors.extend(layer.mirrors.into_iter().map(|(r, (m, _))| (r, m)));
         }
 
         let concurrency = match (flags.concurrency, non_empty(env, env::CONCURRENCY)) {
@@ -275,6 +320,20 @@ impl Settings {
             (None, None) => config
                 .concurrency
                 .unwrap_or(NonZeroUsize::new(DEFAULT_CONCURRENCY).expect("non-zero")),
+        };
+
+        let deadline = match (flags.deadline, non_empty(env, env::DEADLINE)) {
+            (Some(seconds), _) => seconds.get(),
+            (None, Some(value)) => value
+                .parse::<std::num::NonZeroU64>()
+                .map_err(|_| {
+                    anyhow::anyhow!(
+                        "invalid value `{value}` for {}: expected a whole number of seconds, at least 1",
+                        env::DEADLINE
+                    )
+                })?
+                .get(),
+            (None, None) => DEFAULT_DEADLINE_SECONDS,
         };
 
         let verbosity = match (flags.quiet, flags.verbose) {
@@ -299,6 +358,7 @@ impl Settings {
                     .timeout_seconds
                     .map_or(DEFAULT_TIMEOUT_SECONDS, std::num::NonZeroU64::get),
             ),
+            deadline: Duration::from_secs(deadline),
             github_token: non_empty(env, env::GITHUB_TOKEN)
                 .or_else(|| non_empty(env, env::GH_TOKEN))
                 .map(Secret::new),
@@ -427,6 +487,76 @@ mod tests {
                 "quay.io=env:5000",
             ]
         );
+    }
+
+    /// `--mirror registry.hub.docker.com=…` after `--mirror docker.io=…` used to replace the
+    /// first silently: two names of one registry with two mirrors are an error, in each place.
+    #[test]
+    fn two_mirrors_for_one_registry_are_an_error() {
+        let none = BTreeMap::new();
+        let error = Settings::merge(
+            &flags(&[
+                "--mirror",
+                "docker.io=a:5000",
+                "--mirror",
+                "registry.hub.docker.com=b:5000",
+            ]),
+            &none,
+            None,
+        )
+        .unwrap_err();
+        let message = format!("{error:#}");
+        assert!(
+            message.contains("`--mirror docker.io=a:5000` and `--mirror registry.hub.docker.com=b:5000` are two mirrors for docker.io"),
+            "{message}"
+        );
+        let env: BTreeMap<&str, &str> =
+            [(env::MIRRORS, "index.docker.io=a:1,docker.io=b:2")].into();
+        assert!(Settings::merge(&flags(&[]), &env, None).is_err());
+        assert!(
+            Settings::merge(
+                &flags(&[]),
+                &none,
+                config("mirrors: {docker.io: 'a:1', registry-1.docker.io: 'b:2'}")
+            )
+            .is_err()
+        );
+        // The same mirror twice is fine; a flag still overrides the file.
+        let settings = Settings::merge(
+            &flags(&[
+                "--mirror",
+                "docker.io=a:5000",
+                "--mirror",
+                "index.docker.io=a:5000",
+            ]),
+            &none,
+            config("mirrors: {registry.hub.docker.com: 'file:1'}"),
+        )
+        .unwrap();
+        let mirrors: Vec<String> = settings.mirrors.iter().map(ToString::to_string).collect();
+        assert_eq!(mirrors, ["docker.io=a:5000"]);
+    }
+
+    #[test]
+    fn deadline_precedence() {
+        let table: &[(&[&str], Vars, u64)] = &[
+            (&[], &[], DEFAULT_DEADLINE_SECONDS),
+            (&[], &[(env::DEADLINE, "20")], 20),
+            (&[], &[(env::DEADLINE, "")], DEFAULT_DEADLINE_SECONDS),
+            (&["--deadline", "7"], &[(env::DEADLINE, "20")], 7),
+        ];
+        for (args, vars, expected) in table {
+            let env: BTreeMap<&str, &str> = vars.iter().copied().collect();
+            let settings = Settings::merge(&flags(args), &env, None).unwrap();
+            assert_eq!(
+                settings.deadline,
+                Duration::from_secs(*expected),
+                "{args:?} {vars:?}"
+            );
+        }
+        let env: BTreeMap<&str, &str> = [(env::DEADLINE, "0")].into();
+        let error = Settings::merge(&flags(&[]), &env, None).unwrap_err();
+        assert!(error.to_string().contains("TAGPIN_DEADLINE"), "{error}");
     }
 
     #[test]

@@ -11,5 +11,6 @@ mod generate;
 mod pin;
 mod pr;
 mod registry;
+mod safety;
 mod scan;
 mod self_check;

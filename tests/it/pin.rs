@@ -381,7 +381,7 @@ fn killed_between_writes_leaves_every_file_old_or_new() {
     let output = setup
         .context
         .command(setup.args(&["pin", ".", "--write"]))
-        .env(tagpin_env::TEST_ABORT_AFTER_WRITES, "1")
+        .env(tagpin::env::ABORT_AFTER_WRITES, "1")
         .output()
         .unwrap();
     assert!(!output.status.success());
@@ -420,7 +420,7 @@ fn a_file_changed_after_the_scan_is_not_overwritten() {
     let child = setup
         .context
         .command(setup.args(&["pin", ".", "--write"]))
-        .env(tagpin_env::TEST_PAUSE_BEFORE_WRITES, &marker)
+        .env(tagpin::env::PAUSE_BEFORE_WRITES, &marker)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -478,12 +478,6 @@ fn check_online_reports_missing_digests() {
         run.assert_code(1);
         assert!(run.stdout.contains(needle), "{format}: {needle}\n{run}");
     }
-}
-
-/// The test-only variables, as the binary names them (`settings::env`).
-mod tagpin_env {
-    pub const TEST_ABORT_AFTER_WRITES: &str = "TAGPIN_TEST_ABORT_AFTER_WRITES";
-    pub const TEST_PAUSE_BEFORE_WRITES: &str = "TAGPIN_TEST_PAUSE_BEFORE_WRITES";
 }
 
 /// A file reached twice — through overlapping PATHs, or through a symbolic link to a file also

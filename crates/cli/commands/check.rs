@@ -31,6 +31,9 @@ pub struct CheckReport {
 pub struct OnlineReport {
     /// Pinned references looked up.
     pub checked: usize,
+    /// Those whose tag the registry answered with the digest written: the only ones verified.
+    /// A lookup that failed (a 500, a timeout…) verifies nothing.
+    pub verified: usize,
     /// The tag now points to another digest.
     pub stale: Vec<OnlineProblem>,
     /// The registry does not have the tag (or the repository) any more.
@@ -216,7 +219,7 @@ pub fn run(
             message,
         };
         match resolution.digests.get(key) {
-            Some(Ok(current)) if current.to_string() == written => {}
+            Some(Ok(current)) if current.to_string() == written => online.verified += 1,
             Some(Ok(current)) => online.stale.push(problem(
                 Some(current.to_string()),
                 None,

@@ -6,7 +6,7 @@ pub mod pin;
 pub mod pr;
 pub mod scan;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -25,17 +25,29 @@ pub struct ScannedFile {
     /// How it is shown: relative to the PATH given (see `walk::DisplayPaths`).
     pub display: String,
     pub findings: Vec<Finding>,
-    /// The text that was scanned, when [`collect`] was asked to keep it (`pin` edits it and
-    /// checks the file still holds it before writing); `None` otherwise.
-    pub text: Option<String>,
+    /// The SHA-256 of the text that was scanned, when [`collect`] was asked for it: `pin`
+    /// reads the file again to edit it and checks it still holds that text. The text itself
+    /// is not kept: a run holds one file's text at a time.
+    pub fingerprint: Option<Fingerprint>,
+    /// Which file it is on disk (device and inode), to read a file reached twice once.
+    identity: Option<Identity>,
+}
+
+/// The SHA-256 of a file's text.
+pub type Fingerprint = [u8; 32];
+
+/// The fingerprint of `text`.
+pub fn fingerprint(text: &str) -> Fingerprint {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(text.as_bytes()).into()
 }
 
 /// What [`collect`] keeps of each file besides its findings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Keep {
     Findings,
-    /// The findings and the text of files with findings.
-    Text,
+    /// The findings and the fingerprint of the text of files with findings.
+    Fingerprint,
 }
 
 /// A file that could not be read or parsed.
@@ -81,7 +93,6 @@ pub fn check_paths(paths: &[PathBuf]) -> anyhow::Result<()> {
 /// second write then finds it "changed on disk").
 pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected {
     let collected = Mutex::new(Collected::default());
-    let identities = Mutex::new(HashMap::new());
     walk::walk(paths, &settings.paths, &|visit| {
         let outcome = match visit {
             Visit::File(candidate) => scan_file(candidate, settings, keep),
@@ -92,15 +103,13 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
         };
         let mut collected = collected.lock().expect("no panics while holding the lock");
         match outcome {
-            Outcome::Scanned(file) => {
+            Outcome::Scanned(mut file) => {
                 collected.files_scanned += 1;
                 if !file.findings.is_empty() {
-                    if let Some(identity) = identity(&file.path) {
-                        identities
-                            .lock()
-                            .expect("no panics while holding the lock")
-                            .insert(file.display.clone(), identity);
-                    }
+                    file.identity = identity(&file.path);
+                    // A scanner's vector grows in steps; a tree of small files would keep
+                    // the slack of each.
+                    file.findings.shrink_to_fit();
                     collected.files.push(file);
                 }
             }
@@ -112,16 +121,11 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
         .into_inner()
         .expect("no panics while holding the lock");
     collected.files.sort_by(|a, b| a.display.cmp(&b.display));
-    let identities = identities
-        .into_inner()
-        .expect("no panics while holding the lock");
     let mut seen = HashSet::new();
     let before = collected.files.len();
-    collected.files.retain(|file| {
-        identities
-            .get(&file.display)
-            .is_none_or(|id| seen.insert(id))
-    });
+    collected
+        .files
+        .retain(|file| file.identity.is_none_or(|id| seen.insert(id)));
     collected.files_scanned -= before - collected.files.len();
     for file in &mut collected.files {
         file.findings
@@ -134,18 +138,27 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
     collected
 }
 
+/// Which file a path is on disk.
+#[cfg(unix)]
+type Identity = (u64, u64);
+#[cfg(not(unix))]
+type Identity = u64;
+
 /// Which file `path` is on disk, links followed: its device and inode.
 #[cfg(unix)]
-fn identity(path: &Path) -> Option<(u64, u64)> {
+fn identity(path: &Path) -> Option<Identity> {
     use std::os::unix::fs::MetadataExt as _;
     let metadata = std::fs::metadata(path).ok()?;
     Some((metadata.dev(), metadata.ino()))
 }
 
-/// Which file `path` is on disk: its canonical path.
+/// Which file `path` is on disk: a hash of its canonical path.
 #[cfg(not(unix))]
-fn identity(path: &Path) -> Option<PathBuf> {
-    std::fs::canonicalize(path).ok()
+fn identity(path: &Path) -> Option<Identity> {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    std::fs::canonicalize(path).ok()?.hash(&mut hasher);
+    Some(hasher.finish())
 }
 
 enum Outcome {
@@ -194,12 +207,14 @@ fn scan_file_with(
     match tagpin_formats::scan(&rules_path, kind, text) {
         Ok(mut findings) => {
             settings.ignore.apply(&mut findings);
-            let text = (keep == Keep::Text && !findings.is_empty()).then(|| text.to_owned());
+            let fingerprint =
+                (keep == Keep::Fingerprint && !findings.is_empty()).then(|| fingerprint(text));
             Outcome::Scanned(ScannedFile {
                 path,
                 display,
                 findings,
-                text,
+                fingerprint,
+                identity: None,
             })
         }
         Err(error) => Outcome::Error(FileError {

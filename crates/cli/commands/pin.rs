@@ -5,17 +5,17 @@ mod plan;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use tagpin_formats::Status;
+use tagpin_formats::{Edit, Status, apply_edits};
 use tagpin_registry::Stats;
 
 pub use plan::{Change, EditRecord, Unresolved, Unsupported};
 
-use super::{FileError, Keep, Skipped};
+use super::{FileError, Fingerprint, Keep, Skipped};
+use crate::read::{self, Contents};
 use crate::resolve::{self, Progress};
-use crate::settings::{Environment, Settings, env};
+use crate::settings::Settings;
 use crate::write;
 
 /// How `pin` runs.
@@ -46,9 +46,13 @@ pub struct PinReport {
     pub summary: PinSummary,
     /// What resolving cost: requests by method and status, tokens, retries, lookups.
     pub stats: Stats,
-    /// Old and new text of each file that changes, for the diff.
+    /// The unified diff of each file that changes (without `--write`), in path order.
     #[serde(skip)]
-    pub rewrites: Vec<FileChange>,
+    pub diffs: Vec<String>,
+    /// The files that change, with their edits, as [`compute`] leaves them: `pin` and `pr`
+    /// read each again, one at a time, to apply them.
+    #[serde(skip)]
+    pub planned: Vec<PlannedFile>,
     /// Where each file with findings was read from, by its shown path.
     #[serde(skip)]
     pub sources: BTreeMap<String, PathBuf>,
@@ -76,15 +80,46 @@ pub struct PinSummary {
     pub files_not_written: usize,
 }
 
-/// One file that changes.
+/// A file that changes: where it is, the fingerprint of the text that was scanned, and the
+/// edits. Its text is read again when the edits are applied, so that a run holds one file's
+/// text at a time.
 #[derive(Clone, Debug)]
-pub struct FileChange {
+pub struct PlannedFile {
     /// As shown: relative to the PATH given.
     pub path: String,
     /// Where it was read from (and is written to).
     pub source: PathBuf,
-    pub old_text: String,
-    pub new_text: String,
+    fingerprint: Fingerprint,
+    edits: Vec<Edit>,
+}
+
+impl PlannedFile {
+    /// Reads the file again and applies the edits: its text (the one scanned) and the new
+    /// one, or why not. The new text is never over the size tagpin reads: `check` and the
+    /// next `pin` must be able to read what `pin` writes.
+    pub fn rewrite(&self) -> Result<(String, String), String> {
+        let mut buffer = Vec::new();
+        match read::read(&self.source, &mut buffer) {
+            Ok(Contents::Text(_)) => {}
+            Ok(Contents::Empty) => return Err(write::WriteError::ChangedOnDisk.to_string()),
+            Err(error) => return Err(error.to_string()),
+        }
+        let text = String::from_utf8(buffer).expect("read checked it is UTF-8");
+        if super::fingerprint(&text) != self.fingerprint {
+            return Err(write::WriteError::ChangedOnDisk.to_string());
+        }
+        let new_text = apply_edits(&text, &self.edits)
+            .map_err(|error| format!("not written: the edits do not apply ({error})"))?;
+        if new_text.len() as u64 > read::MAX_FILE_SIZE {
+            return Err(format!(
+                "not written: with the digests it would be {} bytes, over the {} MiB limit \
+                 tagpin reads files up to",
+                new_text.len(),
+                read::MAX_FILE_SIZE / 1024 / 1024
+            ));
+        }
+        Ok((text, new_text))
+    }
 }
 
 impl PinReport {
@@ -95,23 +130,68 @@ impl PinReport {
     }
 }
 
-/// `pin`: [`compute`], then with `--write` the changed files written atomically.
+/// `pin`: [`compute`], then each changed file read again, one at a time, checked
+/// (`write::check`: inside the PATHs, one hard link, writable) and with `--write` written
+/// atomically, else its diff kept.
 pub fn run(
     paths: &[PathBuf],
     options: PinOptions,
     settings: &Settings,
-    environment: &impl Environment,
     progress: &dyn Progress,
 ) -> anyhow::Result<PinReport> {
     let mut report = compute(paths, options.refresh, settings, progress)?;
-    if options.write {
-        write_all(&mut report, environment);
+    let roots = write::Roots::new(paths);
+    let planned = std::mem::take(&mut report.planned);
+    report.summary.write = options.write;
+    if options.write && !planned.is_empty() {
+        tagpin::before_writes();
     }
+    let mut changed = 0;
+    for file in &planned {
+        let rewritten = write::check(&file.source, &roots)
+            .map_err(|error| error.to_string())
+            .and_then(|_| file.rewrite());
+        let (old_text, new_text) = match rewritten {
+            Ok(texts) => texts,
+            Err(message) => {
+                report.not_written.push(FileError {
+                    path: file.path.clone(),
+                    message,
+                });
+                continue;
+            }
+        };
+        changed += 1;
+        if !options.write {
+            let mut diff = Vec::new();
+            crate::printer::diff::unified(&mut diff, &file.path, &old_text, &new_text)
+                .expect("writing to memory");
+            report
+                .diffs
+                .push(String::from_utf8(diff).expect("a diff of UTF-8 texts"));
+            continue;
+        }
+        match write::replace(&file.source, &old_text, &new_text, &roots) {
+            Ok(()) => {
+                report.written.push(file.path.clone());
+                tagpin::after_write(report.written.len());
+            }
+            Err(error) => report.not_written.push(FileError {
+                path: file.path.clone(),
+                message: error.to_string(),
+            }),
+        }
+    }
+    report.not_written.sort_by(|a, b| a.path.cmp(&b.path));
+    report.summary.files_changed = changed;
+    report.summary.files_written = report.written.len();
+    report.summary.files_not_written = report.not_written.len();
     Ok(report)
 }
 
-/// The pin pipeline without writing anything: scan `paths`, resolve the tags, plan the edits
-/// and compute each changed file's new text. `pin` writes the result; `pr` commits it.
+/// The pin pipeline without writing anything: scan `paths`, resolve the tags and plan the
+/// edits of each file that changes. `pin` writes the result; `pr` commits it. No file's text
+/// is kept: each is read again when its edits are applied ([`PlannedFile::rewrite`]).
 pub fn compute(
     paths: &[PathBuf],
     refresh: bool,
@@ -119,39 +199,16 @@ pub fn compute(
     progress: &dyn Progress,
 ) -> anyhow::Result<PinReport> {
     super::check_paths(paths)?;
-    let collected = super::collect(paths, settings, Keep::Text);
+    let collected = super::collect(paths, settings, Keep::Fingerprint);
     let keys = plan::keys_to_resolve(&collected.files, refresh);
     let resolution = resolve::resolve(keys, settings, progress)?;
     let plan = plan::plan(&collected.files, &resolution.digests, refresh);
 
-    let mut not_written: Vec<FileError> = plan
-        .failed
-        .iter()
-        .map(|(index, message)| FileError {
-            path: collected.files[*index].display.clone(),
-            message: format!("not written: the edits do not apply ({message})"),
-        })
-        .collect();
-    not_written.sort_by(|a, b| a.path.cmp(&b.path));
-    let rewrites: Vec<FileChange> = plan
-        .rewrites
-        .iter()
-        .map(|rewrite| {
-            let file = &collected.files[rewrite.file];
-            FileChange {
-                path: file.display.clone(),
-                source: file.path.clone(),
-                old_text: file.text.clone().unwrap_or_default(),
-                new_text: rewrite.new_text.clone(),
-            }
-        })
-        .collect();
     let sources = collected
         .files
         .iter()
         .map(|file| (file.display.clone(), file.path.clone()))
         .collect();
-
     let count = |change| plan.edits.iter().filter(|e| e.change == change).count();
     let summary = PinSummary {
         write: false,
@@ -164,81 +221,38 @@ pub fn compute(
         unsupported: plan.unsupported.len(),
         skipped: plan.skipped,
         warnings: plan.edits.iter().filter(|e| !e.warnings.is_empty()).count(),
-        files_changed: rewrites.len(),
+        files_changed: plan.rewrites.len(),
         files_written: 0,
-        files_not_written: not_written.len(),
+        files_not_written: 0,
     };
+    let mut files: Vec<Option<super::ScannedFile>> =
+        collected.files.into_iter().map(Some).collect();
+    let planned = plan
+        .rewrites
+        .into_iter()
+        .map(|rewrite| {
+            let file = files[rewrite.file].take().expect("one rewrite per file");
+            PlannedFile {
+                path: file.display,
+                source: file.path,
+                fingerprint: file.fingerprint.expect("pin collects fingerprints"),
+                edits: rewrite.edits,
+            }
+        })
+        .collect();
+    drop(files);
     Ok(PinReport {
         edits: plan.edits,
         unresolved: plan.unresolved,
         unsupported: plan.unsupported,
         written: Vec::new(),
-        not_written,
+        not_written: Vec::new(),
         errors: collected.errors,
         skipped: collected.skipped,
         summary,
         stats: resolution.stats,
-        rewrites,
+        diffs: Vec::new(),
+        planned,
         sources,
     })
-}
-
-/// Writes every rewrite of `report` atomically and records what was and was not written.
-fn write_all(report: &mut PinReport, environment: &impl Environment) {
-    report.summary.write = true;
-    if !report.rewrites.is_empty() {
-        let hooks = TestHooks::from_env(environment);
-        hooks.pause_before_writes();
-        for change in &report.rewrites {
-            match write::replace(&change.source, &change.old_text, &change.new_text) {
-                Ok(()) => {
-                    report.written.push(change.path.clone());
-                    hooks.after_write(report.written.len());
-                }
-                Err(error) => report.not_written.push(FileError {
-                    path: change.path.clone(),
-                    message: error.to_string(),
-                }),
-            }
-        }
-    }
-    report.not_written.sort_by(|a, b| a.path.cmp(&b.path));
-    report.summary.files_written = report.written.len();
-    report.summary.files_not_written = report.not_written.len();
-}
-
-/// The test-only hooks of `settings::env` (`TAGPIN_TEST_*`): they let the end-to-end tests
-/// stop the process between two writes, and change a file between the scan and the write,
-/// deterministically. Unset, they do nothing.
-struct TestHooks {
-    abort_after_writes: Option<usize>,
-    pause_file: Option<PathBuf>,
-}
-
-impl TestHooks {
-    fn from_env(environment: &impl Environment) -> Self {
-        let value = |name| environment.var(name).filter(|value| !value.is_empty());
-        Self {
-            abort_after_writes: value(env::TEST_ABORT_AFTER_WRITES).and_then(|n| n.parse().ok()),
-            pause_file: value(env::TEST_PAUSE_BEFORE_WRITES).map(PathBuf::from),
-        }
-    }
-
-    /// Creates the pause file and waits (at most a minute) until the test deletes it.
-    fn pause_before_writes(&self) {
-        let Some(path) = &self.pause_file else { return };
-        if std::fs::write(path, b"").is_err() {
-            return;
-        }
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while path.exists() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    fn after_write(&self, written: usize) {
-        if self.abort_after_writes == Some(written) {
-            std::process::abort();
-        }
-    }
 }

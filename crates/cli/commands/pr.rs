@@ -113,16 +113,24 @@ pub fn run(
         );
     }
 
-    let report = pin::compute(paths, true, settings, progress)?;
+    let mut report = pin::compute(paths, true, settings, progress)?;
     let mut files = Vec::new();
-    for change in &report.rewrites {
-        let path = checkout.relative(&change.source)?;
-        files.push(FileChange {
-            path,
-            content: change.new_text.clone().into_bytes(),
-            mode: mode(&change.source)?,
-        });
+    for planned in std::mem::take(&mut report.planned) {
+        let path = checkout.relative(&planned.source)?;
+        match planned.rewrite() {
+            Ok((_, new_text)) => files.push(FileChange {
+                path,
+                content: new_text.into_bytes(),
+                mode: mode(&planned.source)?,
+            }),
+            Err(message) => report.not_written.push(crate::commands::FileError {
+                path: planned.path.clone(),
+                message,
+            }),
+        }
     }
+    report.summary.files_changed = files.len();
+    report.summary.files_not_written = report.not_written.len();
     let changed_files: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
     let dirty = checkout.changed_since_head(&changed_files)?;
     if !dirty.is_empty() {

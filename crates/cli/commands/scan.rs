@@ -86,15 +86,16 @@ impl ReferenceRow {
 
 impl ScanReport {
     pub fn from_collected(collected: Collected) -> Self {
-        let references = collected
-            .files
-            .iter()
-            .flat_map(|file| {
+        // File by file, so that each file's findings are freed as its rows are made.
+        let total = collected.files.iter().map(|file| file.findings.len()).sum();
+        let mut references = Vec::with_capacity(total);
+        for file in collected.files {
+            references.extend(
                 file.findings
                     .iter()
-                    .map(|finding| ReferenceRow::new(&file.display, finding))
-            })
-            .collect();
+                    .map(|finding| ReferenceRow::new(&file.display, finding)),
+            );
+        }
         Self {
             references,
             errors: collected.errors,

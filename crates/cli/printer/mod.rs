@@ -4,7 +4,7 @@
 //! and summaries go to stderr. Writes go through locked handles with `writeln!`; a broken pipe
 //! comes back as an error that `main` does not report.
 
-mod diff;
+pub mod diff;
 mod github;
 mod pin;
 mod pr;

@@ -6,15 +6,14 @@ use std::io::{self, Write};
 
 use tagpin_registry::Stats;
 
-use super::diff;
 use super::text::{RED, YELLOW, paint, plural, status_name};
 use crate::commands::pin::PinReport;
 use crate::settings::Verbosity;
 
 /// The diff of every file that changes.
 pub fn diffs(out: &mut impl Write, report: &PinReport) -> io::Result<()> {
-    for change in &report.rewrites {
-        diff::unified(out, &change.path, &change.old_text, &change.new_text)?;
+    for diff in &report.diffs {
+        out.write_all(diff.as_bytes())?;
     }
     Ok(())
 }

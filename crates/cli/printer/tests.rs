@@ -232,6 +232,7 @@ fn online_report() -> CheckReport {
     let current = format!("sha256:{}", "b".repeat(64));
     CheckReport::from_scan(scan).with_online(OnlineReport {
         checked: 3,
+        verified: 0,
         stale: vec![problem(
             5,
             None,

@@ -204,7 +204,7 @@ impl Diagnostics {
         let online = report
             .online
             .as_ref()
-            .map(|online| format!(", {} verified online", online.checked))
+            .map(|online| format!(", {} verified online", online.verified))
             .unwrap_or_default();
         let mut line = if summary.passed {
             format!(

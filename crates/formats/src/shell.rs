@@ -1,50 +1,119 @@
-//! Shell scripts and Makefiles: `image: <ref>` lines (YAML in heredocs, `- image:` items) and
-//! `--image=<ref>` / `--image <ref>` flags (kubectl, kind, helm `--set` aside).
+//! Shell scripts and Makefiles: YAML `image: <ref>` lines in heredocs (and `- image:` items)
+//! or echoed (`echo '  image: <ref>' >> values.yaml`, `printf`), and `--image=<ref>` /
+//! `--image <ref>` flags (kubectl, kind, helm `--set` aside).
 //!
 //! A value counts only when all of it, after stripping one pair of matching quotes, parses as
 //! a reference: shell variables, command substitutions and partial names are not reported
-//! (there is no reliable way to tell a `$IMAGE` apart from any other word here). Lines whose
-//! first non-blank character is `#` are comments and skipped; `# tagpin:ignore` later on a line
-//! marks its references `ignored`.
+//! (there is no reliable way to tell a `$IMAGE` apart from any other word here).
+//!
+//! What is a command and what is data is told apart as a shell reads it, so that Makefiles
+//! read right too:
+//!
+//! - an `image:` line counts only inside a heredoc (`<<EOF` … `EOF`, `<<-`, quoted words; the
+//!   terminator may be indented, as in a Makefile recipe) or as the quoted argument of `echo`
+//!   or `printf`. Elsewhere `image: image-nginx` is a make rule (target `image`, prerequisite
+//!   `image-nginx`), or a command named `image:`, not a reference;
+//! - `--image` flags count on command lines and in heredocs;
+//! - a comment is skipped: a line whose first word starts with `#` (after a recipe's `@`, `-`
+//!   or `+`), and the rest of a line from a `#` that starts a word outside quotes. In a
+//!   heredoc, a line whose first non-blank character is `#` (a YAML comment).
+//!
+//! `# tagpin:ignore` later on a line marks its references `ignored`.
+
+use std::collections::VecDeque;
 
 use crate::common::{Found, Sink, is_templated};
 
 pub(crate) fn scan(sink: &mut Sink<'_>) {
     let text = sink.text;
-    let bytes = text.as_bytes();
-    let finder = memchr::memmem::Finder::new(b"image");
-    let mut p = 0;
-    let mut last_line_start = usize::MAX;
-    while let Some(i) = finder.find(&bytes[p..]) {
-        let hit = p + i;
-        let line_start = memchr::memrchr(b'\n', &bytes[..hit]).map_or(0, |i| i + 1);
-        let line_end = memchr::memchr(b'\n', &bytes[hit..]).map_or(bytes.len(), |i| hit + i);
-        p = line_end.max(hit + 1);
-        if line_start == last_line_start {
+    // Terminators of the heredocs opened and not yet closed; the first one's body is read.
+    let mut heredocs: VecDeque<String> = VecDeque::new();
+    let mut offset = 0;
+    for raw in text.split_inclusive('\n') {
+        let start = offset;
+        offset += raw.len();
+        let line = raw.strip_suffix('\n').unwrap_or(raw);
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if let Some(word) = heredocs.front() {
+            if line.trim() == word {
+                heredocs.pop_front();
+            } else if line.contains("image") {
+                scan_data_line(sink, line, start);
+            }
             continue;
         }
-        last_line_start = line_start;
-        let Some(line) = text.get(line_start..line_end) else {
-            continue;
-        };
-        scan_line(sink, line.strip_suffix('\r').unwrap_or(line), line_start);
+        let code = &line[..comment_start(line)];
+        if code.contains("image") {
+            scan_command_line(sink, code, start);
+        }
+        if code.contains("<<") {
+            heredocs.extend(heredoc_words(code));
+        }
     }
 }
 
-fn scan_line(sink: &mut Sink<'_>, line: &str, offset: usize) {
+/// A line of a heredoc's body: YAML `image:` items and flags.
+fn scan_data_line(sink: &mut Sink<'_>, line: &str, offset: usize) {
     let trimmed = line.trim_start();
     if trimmed.starts_with('#') {
         return;
     }
     let indent = line.len() - trimmed.len();
-    // `image: ref` and `- image: ref`.
-    let item = trimmed.strip_prefix("- ").map_or(trimmed, str::trim_start);
-    if let Some(value) = item.strip_prefix("image:") {
-        let at = offset + indent + (trimmed.len() - item.len()) + "image:".len();
+    if let Some((value, at)) = yaml_image_value(trimmed) {
         let value_end = value.find(" #").unwrap_or(value.len());
-        report(sink, &value[..value_end], at);
+        report(sink, &value[..value_end], offset + indent + at);
     }
-    // `--image=ref` and `--image ref`.
+    scan_flags(sink, line, offset);
+}
+
+/// `image: value` or `- image: value`: the value and where it starts in `text`.
+fn yaml_image_value(text: &str) -> Option<(&str, usize)> {
+    let item = text.strip_prefix("- ").map_or(text, str::trim_start);
+    let value = item.strip_prefix("image:")?;
+    Some((value, text.len() - item.len() + "image:".len()))
+}
+
+/// A command line (its comment cut off): flags, and the quoted YAML lines `echo` and `printf`
+/// print.
+fn scan_command_line(sink: &mut Sink<'_>, code: &str, offset: usize) {
+    scan_flags(sink, code, offset);
+    let mut command_word = true;
+    let mut printing = false;
+    for token in tokens(code) {
+        match token {
+            Token::Separator => {
+                command_word = true;
+                printing = false;
+            }
+            Token::Word { start, end, quoted } => {
+                let word = &code[start..end];
+                if command_word {
+                    let word = word.trim_start_matches(['@', '-', '+']);
+                    printing = matches!(word, "echo" | "printf");
+                    command_word = false;
+                    continue;
+                }
+                if !printing {
+                    continue;
+                }
+                let Some((from, to)) = quoted else { continue };
+                let content = &code[from..to];
+                let trimmed = content.trim_start();
+                let Some((value, at)) = yaml_image_value(trimmed) else {
+                    continue;
+                };
+                // `printf 'image: x\n'` and `echo -e`: an escaped newline ends the YAML line.
+                let value = value.split("\\n").next().unwrap_or(value);
+                let value_end = value.find(" #").unwrap_or(value.len());
+                let indent = content.len() - trimmed.len();
+                report(sink, &value[..value_end], offset + from + indent + at);
+            }
+        }
+    }
+}
+
+/// `--image=ref` and `--image ref` in `line`.
+fn scan_flags(sink: &mut Sink<'_>, line: &str, offset: usize) {
     let mut search = 0;
     while let Some(i) = line[search..].find("--image") {
         let flag = search + i;
@@ -64,6 +133,130 @@ fn scan_line(sink: &mut Sink<'_>, line: &str, offset: usize) {
         let word_end = word_end(value);
         report(sink, &value[..word_end], offset + value_start);
     }
+}
+
+/// Where the comment of a command line starts (its length when it has none): a `#` that
+/// begins a word outside quotes; a recipe line's `@`, `-` and `+` prefixes do not count as
+/// words before it.
+fn comment_start(line: &str) -> usize {
+    let bytes = line.as_bytes();
+    let mut quote = None;
+    let mut escaped = false;
+    let mut word_start = true;
+    let mut first_word = true;
+    for (i, &b) in bytes.iter().enumerate() {
+        if escaped {
+            escaped = false;
+            word_start = false;
+            continue;
+        }
+        match (quote, b) {
+            (Some(b'\'' | b'"'), _) if quote == Some(b) => quote = None,
+            (Some(b'"') | None, b'\\') => escaped = true,
+            (None, b'\'' | b'"') => quote = Some(b),
+            (None, b'#') if word_start => return i,
+            _ => {}
+        }
+        let separator = b.is_ascii_whitespace() || matches!(b, b';' | b'&' | b'|' | b'(');
+        let prefix = first_word && matches!(b, b'@' | b'-' | b'+');
+        word_start = quote.is_none() && (separator || prefix);
+        first_word &= b.is_ascii_whitespace() || prefix;
+    }
+    bytes.len()
+}
+
+/// The terminators of the heredocs a command line opens, in order: `<<WORD`, `<<-WORD`,
+/// `<<'WORD'`, `<<"WORD"`, `<<\WORD`; not `<<<` (a here-string) nor `$((1<<2))`.
+fn heredoc_words(code: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut rest = code;
+    while let Some(i) = rest.find("<<") {
+        let after = &rest[i + 2..];
+        if let Some(more) = after.strip_prefix('<') {
+            rest = more;
+            continue;
+        }
+        let after = after.strip_prefix('-').unwrap_or(after).trim_start();
+        let (word, used) = if let Some(&quote @ (b'\'' | b'"')) = after.as_bytes().first() {
+            let Some(end) = after[1..].find(char::from(quote)) else {
+                break;
+            };
+            (after[1..=end].to_owned(), end + 2)
+        } else {
+            let end = after
+                .find(|c: char| c.is_whitespace() || ";&|<>()".contains(c))
+                .unwrap_or(after.len());
+            (after[..end].replace('\\', ""), end)
+        };
+        if word
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        {
+            words.push(word);
+        }
+        rest = &after[used..];
+    }
+    words
+}
+
+/// A word or a separator of a command line.
+enum Token {
+    /// `quoted`: the range inside the quotes when the whole word is one quoted string.
+    Word {
+        start: usize,
+        end: usize,
+        quoted: Option<(usize, usize)>,
+    },
+    /// `;`, `&`, `|`, `(`, `)`, `{`, `}`, a backquote: a new command follows.
+    Separator,
+}
+
+/// The words and separators of `code`, quotes respected.
+fn tokens(code: &str) -> Vec<Token> {
+    let bytes = code.as_bytes();
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if matches!(b, b';' | b'&' | b'|' | b'(' | b')' | b'{' | b'}' | b'`') {
+            tokens.push(Token::Separator);
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut quote = None;
+        while i < bytes.len() {
+            let c = bytes[i];
+            match quote {
+                Some(q) if c == q => quote = None,
+                Some(b'"') | None if c == b'\\' => i += 1,
+                None if c == b'\'' || c == b'"' => quote = Some(c),
+                None if c.is_ascii_whitespace()
+                    || matches!(c, b';' | b'&' | b'|' | b'(' | b')' | b'`') =>
+                {
+                    break;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        let end = i.min(bytes.len());
+        let word = &bytes[start..end];
+        let quoted = match word {
+            [q @ (b'\'' | b'"'), .., last] if last == q && word.len() >= 2 => {
+                let inner = &word[1..word.len() - 1];
+                (!inner.contains(q)).then_some((start + 1, end - 1))
+            }
+            _ => None,
+        };
+        tokens.push(Token::Word { start, end, quoted });
+    }
+    tokens
 }
 
 /// The end of the shell word at the start of `value` (a quoted word ends at its quote).

@@ -328,16 +328,85 @@ fn shell_table() {
         ("kubectl run x --image=$IMG\n", vec![]),
         ("x --image=\"$R/n:1\"\n", vec![]),
         (
-            "  - image: n:1 # tagpin:ignore\n",
-            one(1, 12, Ignored, "n:1"),
+            "cat <<EOF\n  - image: n:1 # tagpin:ignore\nEOF\n",
+            one(2, 12, Ignored, "n:1"),
         ),
         ("# image: n:1\n", vec![]),
         ("echo image: n:1\n", vec![]),
         ("--images=n:1\n", vec![]),
+        // Heredocs: quoted and dashed words, an indented terminator (a recipe's), two in a
+        // row; after the terminator, `image:` lines are commands again.
+        (
+            "kubectl apply -f - <<'YAML'\nspec:\n  image: n:1\nYAML\nimage: m:1\n",
+            one(3, 10, Floating, "n:1"),
+        ),
+        (
+            "\tcat <<-EOF > v.yaml\n\timage: n:1\n\tEOF\n\timage: m:1\n",
+            one(2, 9, Floating, "n:1"),
+        ),
+        (
+            "cat <<A <<\"B\"\nimage: a:1\nA\nimage: b:1\nB\nimage: c:1\n",
+            vec![
+                (2, 8, Floating, "a:1".into()),
+                (4, 8, Floating, "b:1".into()),
+            ],
+        ),
+        ("x=$((1<<2))\nimage: n:1\n", vec![]),
+        ("cat <<<\"image: n:1\"\nimage: m:1\n", vec![]),
+        // Echoed YAML lines, quoted.
+        (
+            "echo '  image: n:1' >> values.yaml\n",
+            one(1, 16, Floating, "n:1"),
+        ),
+        (
+            "\t@printf '%s\\n' x; printf 'image: n:1\\n' > v.yaml\n",
+            one(1, 35, Floating, "n:1"),
+        ),
+        ("grep 'image: n:1' values.yaml\n", vec![]),
+        ("echo \"image: $IMG\"\n", vec![]),
+        // Comments: a whole line, after a recipe prefix, after a command.
+        ("\t@# kubectl run --image=busybox\n", vec![]),
+        ("\t-# kubectl run --image=busybox\n", vec![]),
+        ("kubectl get po # kubectl run --image=busybox\n", vec![]),
+        ("kubectl run a#b --image=n:1\n", one(1, 25, Floating, "n:1")),
+        (
+            "kubectl run x --image='n:1' -l 'a#b' # --image=m:1\n",
+            one(1, 24, Floating, "n:1"),
+        ),
     ];
     for (text, expected) in cases {
         assert_eq!(found(FileKind::Shell, text), expected, "{text:?}");
     }
+}
+
+/// Make rules are not references: `image: image-nginx` is the target `image` and its
+/// prerequisite (cozystack has 12 such lines), and `pin --write` used to rewrite them. In a
+/// Makefile only a recipe's heredoc or echoed YAML line and `--image` flags are references.
+#[test]
+fn makefile_rules_are_not_references() {
+    use Status::Floating;
+    let text = "\
+IMAGE ?= ghcr.io/acme/app
+.PHONY: image
+image: image-nginx
+image-nginx: ## builds nginx
+\tdocker build -t $(IMAGE):$(TAG) .
+\t# kubectl run smoke --image=busybox
+\t@# kubectl run smoke --image=busybox:1.36
+\tkubectl run smoke --image=curlimages/curl:8.10.1 # then --image=n:2
+\techo '    image: nginx:1.27' >> $@
+images: image-a image-b
+image-a:
+\techo done
+";
+    assert_eq!(
+        found(FileKind::Shell, text),
+        vec![
+            (8, 28, Floating, "curlimages/curl:8.10.1".to_owned()),
+            (9, 19, Floating, "nginx:1.27".to_owned()),
+        ]
+    );
+    assert_eq!(found(FileKind::Shell, &text.replace('\n', "\r\n")).len(), 2);
 }
 
 /// A YAML file that does not parse fails with its path, line and column (in characters, after

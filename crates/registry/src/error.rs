@@ -47,6 +47,13 @@ pub enum Error {
     },
     #[error("cannot build the HTTP client")]
     Client(#[source] reqwest::Error),
+    /// Two mirrors for one registry (Docker Hub's names are one registry).
+    #[error("two mirrors for {registry}: {first} and {second}")]
+    ConflictingMirrors {
+        registry: String,
+        first: String,
+        second: String,
+    },
 }
 
 /// Why one tag could not be resolved. Every variant names the URL asked (without credentials)
@@ -88,6 +95,15 @@ pub enum ResolveError {
         #[source]
         source: ParseError,
     },
+    /// The manifest body has a `Content-Encoding` tagpin cannot undo (only `gzip` and
+    /// `identity` are known), or it does not decode: its digest cannot be checked.
+    #[error("{url}: cannot decode the manifest body (Content-Encoding: {encoding})")]
+    BadEncoding {
+        url: Url,
+        encoding: String,
+        #[source]
+        source: Option<std::io::Error>,
+    },
     /// The manifest body is over the size a registry may serve.
     #[error("{url}: the manifest is larger than {limit} bytes")]
     TooLarge { url: Url, limit: usize },
@@ -113,6 +129,20 @@ pub enum ResolveError {
         #[source]
         source: reqwest::Error,
     },
+    /// Not asked: requests to this host failed to connect or timed out several times in a row
+    /// (the circuit breaker). `cause` is the failure that opened it, with its causes; `kind`
+    /// is its [`ResolveError::kind`].
+    #[error("{url}: not asked: {host} failed {failures} times in a row, last: {cause}")]
+    HostDown {
+        url: Url,
+        host: String,
+        failures: u32,
+        kind: &'static str,
+        cause: String,
+    },
+    /// The run's deadline passed before this lookup finished.
+    #[error("{url}: not looked up within the run's deadline of {deadline:?}")]
+    Deadline { url: Url, deadline: Duration },
     /// The credentials for the registry could not be read (a credential helper failed).
     #[error("{url}: cannot get credentials")]
     Credentials {
@@ -124,16 +154,20 @@ pub enum ResolveError {
 
 impl ResolveError {
     /// A short stable code for reports and JSON: `not-found`, `unauthorized`, `rate-limited`,
-    /// `timeout`, `bad-digest`, `unexpected-status`, `bad-token`, `transport`, `credentials`.
+    /// `timeout`, `bad-digest`, `unexpected-status`, `bad-token`, `transport`, `credentials`,
+    /// `deadline`. A lookup the circuit breaker saved has the kind of the failure that opened it.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::NotFound { .. } => "not-found",
             Self::Unauthorized { .. } => "unauthorized",
             Self::RateLimited { .. } => "rate-limited",
             Self::Timeout { .. } => "timeout",
-            Self::BadDigest { .. } | Self::InvalidDigest { .. } | Self::TooLarge { .. } => {
-                "bad-digest"
-            }
+            Self::BadDigest { .. }
+            | Self::InvalidDigest { .. }
+            | Self::BadEncoding { .. }
+            | Self::TooLarge { .. } => "bad-digest",
+            Self::HostDown { kind, .. } => kind,
+            Self::Deadline { .. } => "deadline",
             Self::Status { .. } => "unexpected-status",
             Self::BadToken { .. } => "bad-token",
             Self::Transport { .. } => "transport",
@@ -150,7 +184,10 @@ impl ResolveError {
             | Self::Timeout { url, .. }
             | Self::BadDigest { url, .. }
             | Self::InvalidDigest { url, .. }
+            | Self::BadEncoding { url, .. }
             | Self::TooLarge { url, .. }
+            | Self::HostDown { url, .. }
+            | Self::Deadline { url, .. }
             | Self::Status { url, .. }
             | Self::BadToken { url, .. }
             | Self::Transport { url, .. }

@@ -7,6 +7,7 @@ use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode, Url};
 
 use crate::ResolveError;
+use crate::breaker::Breaker;
 use crate::error::redact;
 use crate::limits::Limits;
 use crate::retry::{RetryPolicy, is_retryable_status, retry_after};
@@ -19,6 +20,7 @@ pub(crate) const MAX_BODY: usize = 4 * 1024 * 1024;
 pub(crate) struct Http {
     client: reqwest::Client,
     limits: Limits,
+    breaker: Breaker,
     retry: RetryPolicy,
     timeout: Duration,
 }
@@ -55,6 +57,7 @@ impl Http {
         Self {
             client,
             limits,
+            breaker: Breaker::default(),
             retry,
             timeout,
         }
@@ -62,7 +65,8 @@ impl Http {
 
     /// Sends `request`, retrying 429, 502, 503, 504 and reset connections per the policy. Any
     /// status is returned as a [`Reply`] (the last one when retries ran out); only the absence of
-    /// a response is an error.
+    /// a response is an error. A host whose breaker is open is not asked
+    /// ([`ResolveError::HostDown`]).
     pub async fn send(
         &self,
         stats: &Recorder,
@@ -70,10 +74,38 @@ impl Http {
     ) -> Result<Reply, ResolveError> {
         let mut schedule = self.retry.schedule();
         loop {
+            self.closed(request)?;
             let outcome = {
                 let _permit = self.limits.acquire(Some(request.host)).await;
+                // It may have opened while this request queued for the host.
+                self.closed(request)?;
                 self.send_once(stats, request).await
             };
+            match &outcome {
+                Ok(_) => self.breaker.answered(request.host),
+                Err(error) if error.is_connect() || error.is_timeout() => {
+                    let kind = if error.is_timeout() {
+                        "timeout"
+                    } else {
+                        "transport"
+                    };
+                    let open = self.breaker.failed(request.host, kind, || {
+                        if error.is_timeout() {
+                            format!(
+                                "{}: no response within {:?}",
+                                redact(request.url),
+                                self.timeout
+                            )
+                        } else {
+                            format!("{}: {}", redact(request.url), causes(error))
+                        }
+                    });
+                    if open && let Err(error) = outcome {
+                        return Err(self.transport_error(request.url, error, schedule.attempts()));
+                    }
+                }
+                Err(_) => {}
+            }
             let (retry_after, cause) = match outcome {
                 Ok(reply) if is_retryable_status(reply.status) => {
                     (retry_after(&reply.headers), Err(reply))
@@ -155,6 +187,24 @@ impl Http {
         })
     }
 
+    /// `Err(HostDown)` when the request's host is not to be asked any more.
+    #[expect(
+        clippy::result_large_err,
+        reason = "one error per failed lookup; its URL is what makes it large"
+    )]
+    fn closed(&self, request: &Request<'_>) -> Result<(), ResolveError> {
+        match self.breaker.check(request.host) {
+            None => Ok(()),
+            Some(open) => Err(ResolveError::HostDown {
+                url: redact(request.url),
+                host: request.host.to_owned(),
+                failures: open.failures,
+                kind: open.kind,
+                cause: open.cause,
+            }),
+        }
+    }
+
     fn transport_error(&self, url: &Url, source: reqwest::Error, attempts: u32) -> ResolveError {
         let url = redact(url);
         if source.is_timeout() {
@@ -173,13 +223,30 @@ impl Http {
     }
 }
 
-/// Connection refused or reset, or closed mid-response: worth another attempt. Timeouts and DNS
-/// failures are not (the first would double the wait, the second will not heal in seconds).
+/// Connection refused or reset, or closed mid-response (reading the body fails as a "decode"
+/// error: tagpin has reqwest decode nothing, so that is the connection): worth another
+/// attempt. Timeouts and DNS failures are not (the first would double the wait, the second
+/// will not heal in seconds).
 fn is_retryable_error(error: &reqwest::Error) -> bool {
     if error.is_timeout() || is_dns_failure(error) {
         return false;
     }
-    error.is_connect() || error.is_request() || error.is_body()
+    error.is_connect() || error.is_request() || error.is_body() || error.is_decode()
+}
+
+/// The error and its causes, `: `-separated, each said once.
+fn causes(error: &reqwest::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(error) = cause {
+        let next = error.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        cause = error.source();
+    }
+    text
 }
 
 /// Whether name resolution failed; hyper-util reports it as a "dns error" in the cause chain.

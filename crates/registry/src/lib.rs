@@ -37,6 +37,7 @@
 //! ```
 
 mod auth;
+mod breaker;
 mod credentials;
 mod endpoint;
 mod error;
@@ -65,7 +66,8 @@ pub const USER_AGENT: &str = concat!("tagpin/", env!("CARGO_PKG_VERSION"));
 /// How a [`Resolver`] reaches registries.
 #[derive(Clone, Debug)]
 pub struct ResolverOptions {
-    /// Registries looked up elsewhere; the first mirror for a registry wins.
+    /// Registries looked up elsewhere, one mirror per registry (two different mirrors for one
+    /// registry, under any of its names, are [`Error::ConflictingMirrors`]).
     pub mirrors: Vec<Mirror>,
     /// Hosts (`host[:port]`, as requests go to them) spoken to over plain HTTP.
     pub insecure_registries: Vec<String>,
@@ -78,6 +80,9 @@ pub struct ResolverOptions {
     pub retry: RetryPolicy,
     pub credentials: Credentials,
     pub user_agent: String,
+    /// The most one [`Resolver::resolve`] call may take; the lookups left then are
+    /// [`ResolveError::Deadline`]. `None`: no limit (the default).
+    pub deadline: Option<Duration>,
 }
 
 impl Default for ResolverOptions {
@@ -91,6 +96,7 @@ impl Default for ResolverOptions {
             retry: RetryPolicy::default(),
             credentials: Credentials::default(),
             user_agent: USER_AGENT.to_owned(),
+            deadline: None,
         }
     }
 }

@@ -4,13 +4,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
+use reqwest::header::{ACCEPT, ACCEPT_ENCODING, CONTENT_ENCODING, HeaderMap, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
 use sha2::{Digest as _, Sha256, Sha512};
 use tagpin_reference::{Digest, DigestAlgorithm, TagKey};
 use tokio::task::JoinSet;
 
-use crate::auth::Auth;
+use crate::auth::{self, Auth, Challenge};
 use crate::endpoint::Endpoint;
 use crate::error::redact;
 use crate::http::{Http, Reply, Request};
@@ -47,10 +47,23 @@ struct Inner {
     auth: Auth,
     mirrors: Vec<Mirror>,
     insecure: Vec<String>,
+    deadline: Option<Duration>,
 }
 
 impl Resolver {
     pub fn new(options: ResolverOptions) -> Result<Self, Error> {
+        for (index, mirror) in options.mirrors.iter().enumerate() {
+            if let Some(other) = options.mirrors[..index]
+                .iter()
+                .find(|other| other.registry() == mirror.registry() && *other != mirror)
+            {
+                return Err(Error::ConflictingMirrors {
+                    registry: mirror.registry().to_owned(),
+                    first: other.to_string(),
+                    second: mirror.to_string(),
+                });
+            }
+        }
         let client = reqwest::Client::builder()
             .user_agent(options.user_agent)
             .connect_timeout(options.request_timeout.min(CONNECT_TIMEOUT))
@@ -68,12 +81,15 @@ impl Resolver {
                     .iter()
                     .map(|host| host.trim().to_ascii_lowercase())
                     .collect(),
+                deadline: options.deadline,
             }),
         })
     }
 
     /// Resolves every distinct key once, concurrently within the limits, calling `progress` as
-    /// each finishes. Never fails as a whole: each key has its own result.
+    /// each finishes. Never fails as a whole: each key has its own result. When the
+    /// [`ResolverOptions::deadline`] passes, the lookups still running are dropped and their
+    /// keys get [`ResolveError::Deadline`].
     pub async fn resolve(
         &self,
         keys: impl IntoIterator<Item = TagKey>,
@@ -84,6 +100,11 @@ impl Resolver {
         let lookups = distinct.len() as u64;
         let stats = Arc::new(Recorder::default());
         let mut tasks = JoinSet::new();
+        let deadline = self
+            .inner
+            .deadline
+            .map(|deadline| (tokio::time::Instant::now() + deadline, deadline));
+        let mut pending = distinct.clone();
         for key in distinct {
             let inner = Arc::clone(&self.inner);
             let stats = Arc::clone(&stats);
@@ -93,13 +114,44 @@ impl Resolver {
             });
         }
         let mut digests = BTreeMap::new();
-        while let Some(joined) = tasks.join_next().await {
+        loop {
+            let next = match deadline {
+                Some((at, _)) => match tokio::time::timeout_at(at, tasks.join_next()).await {
+                    Ok(next) => next,
+                    Err(_) => break,
+                },
+                None => tasks.join_next().await,
+            };
+            let Some(joined) = next else { break };
             let (key, result) = match joined {
                 Ok(done) => done,
                 Err(error) => std::panic::resume_unwind(error.into_panic()),
             };
             progress(&key);
+            pending.remove(&key);
             digests.insert(key, result);
+        }
+        if let Some((_, limit)) = deadline
+            && !pending.is_empty()
+        {
+            tasks.abort_all();
+            tracing::warn!(
+                left = pending.len(),
+                ?limit,
+                "deadline reached; the lookups left are unresolved"
+            );
+            for key in pending {
+                let endpoint = Endpoint::for_key(&key, &self.inner.mirrors, &self.inner.insecure);
+                let url = redact(&endpoint.manifest_url(&key.tag));
+                progress(&key);
+                digests.insert(
+                    key,
+                    Err(ResolveError::Deadline {
+                        url,
+                        deadline: limit,
+                    }),
+                );
+            }
         }
         Resolution {
             digests,
@@ -150,7 +202,9 @@ impl Inner {
         let algorithm = header
             .as_ref()
             .map_or(DigestAlgorithm::Sha256, Digest::algorithm);
-        let body = hash(algorithm, &get.body);
+        // The digest is of the manifest as stored, not of its transfer encoding.
+        let decoded = decode(url, &get)?;
+        let body = hash(algorithm, &decoded);
         match header {
             Some(header) if header != body => Err(ResolveError::BadDigest {
                 url: redact(url),
@@ -175,10 +229,13 @@ impl Inner {
             .auth
             .authorization(&self.http, stats, endpoint, url)
             .await?;
-        let mut challenged = false;
+        // After a 401: the challenges it offered that are still to try, best first.
+        let mut challenges: Option<std::collections::VecDeque<Challenge>> = None;
         loop {
             let mut headers = HeaderMap::new();
             headers.insert(ACCEPT, HeaderValue::from_static(MANIFEST_ACCEPT));
+            // The bytes to hash are the manifest's own: ask for no content coding.
+            headers.insert(ACCEPT_ENCODING, HeaderValue::from_static("identity"));
             if let Some(value) = &authorization {
                 headers.insert(reqwest::header::AUTHORIZATION, value.clone());
             }
@@ -190,25 +247,37 @@ impl Inner {
                 form: None,
             };
             let reply = self.http.send(stats, &request).await?;
-            if reply.status == StatusCode::UNAUTHORIZED && !challenged {
-                challenged = true;
-                let next = self
+            if reply.status != StatusCode::UNAUTHORIZED {
+                return Ok(reply);
+            }
+            // Each challenge of the first 401 is tried once, in turn, until one is accepted: a
+            // token realm that refuses us does not hide a Basic challenge that would work.
+            let pending = challenges.get_or_insert_with(|| auth::challenges(&reply.headers).into());
+            let mut first_error = None;
+            let mut next = None;
+            while let Some(challenge) = pending.pop_front() {
+                let sent = authorization.as_ref().map(|sent| (sent, started));
+                match self
                     .auth
-                    .after_challenge(
-                        &self.http,
-                        stats,
-                        endpoint,
-                        url,
-                        &reply.headers,
-                        authorization.as_ref().map(|sent| (sent, started)),
-                    )
-                    .await?;
-                if next.is_some() {
-                    authorization = next;
-                    continue;
+                    .after_challenge(&self.http, stats, endpoint, url, &challenge, sent)
+                    .await
+                {
+                    Ok(Some(value)) => {
+                        next = Some(value);
+                        break;
+                    }
+                    Ok(None) => {}
+                    Err(error) => {
+                        tracing::debug!(url = %redact(url), %error, "challenge failed; trying the next one");
+                        first_error.get_or_insert(error);
+                    }
                 }
             }
-            return Ok(reply);
+            match (next, first_error) {
+                (Some(value), _) => authorization = Some(value),
+                (None, Some(error)) => return Err(error),
+                (None, None) => return Ok(reply),
+            }
         }
     }
 }
@@ -231,6 +300,54 @@ fn header_digest(url: &Url, headers: &HeaderMap) -> Result<Option<Digest>, Resol
             source,
         }),
     }
+}
+
+/// The body with its `Content-Encoding` undone, even though we asked for `identity`: `gzip`
+/// (`x-gzip`) is decoded, up to [`crate::http::MAX_BODY`] bytes; any other coding is an error,
+/// since the manifest's digest cannot be checked through it.
+#[expect(
+    clippy::result_large_err,
+    reason = "one error per failed lookup; its URL is what makes it large"
+)]
+fn decode<'a>(url: &Url, reply: &'a Reply) -> Result<std::borrow::Cow<'a, [u8]>, ResolveError> {
+    use std::io::Read as _;
+    let codings: Vec<String> = reply
+        .headers
+        .get_all(CONTENT_ENCODING)
+        .iter()
+        .flat_map(|value| {
+            String::from_utf8_lossy(value.as_bytes())
+                .split(',')
+                .map(|c| c.trim().to_ascii_lowercase())
+                .collect::<Vec<_>>()
+        })
+        .filter(|coding| !coding.is_empty() && coding != "identity")
+        .collect();
+    let mut body = std::borrow::Cow::Borrowed(reply.body.as_slice());
+    // Codings are listed in the order they were applied: undo the last first.
+    for coding in codings.iter().rev() {
+        let bad = |source| ResolveError::BadEncoding {
+            url: redact(url),
+            encoding: coding.clone(),
+            source,
+        };
+        if coding != "gzip" && coding != "x-gzip" {
+            return Err(bad(None));
+        }
+        let mut decoded = Vec::new();
+        flate2::read::GzDecoder::new(&body[..])
+            .take(crate::http::MAX_BODY as u64 + 1)
+            .read_to_end(&mut decoded)
+            .map_err(|error| bad(Some(error)))?;
+        if decoded.len() > crate::http::MAX_BODY {
+            return Err(ResolveError::TooLarge {
+                url: redact(url),
+                limit: crate::http::MAX_BODY,
+            });
+        }
+        body = std::borrow::Cow::Owned(decoded);
+    }
+    Ok(body)
 }
 
 fn hash(algorithm: DigestAlgorithm, body: &[u8]) -> Digest {

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use tagpin_formats::{EditSite, FileKind, Finding, Status, apply_edits};
+use tagpin_formats::{Edit, EditSite, FileKind, Finding, Status};
 use tagpin_reference::{Digest, ImageReference, TagKey};
 use tagpin_registry::ResolveError;
 
@@ -70,12 +70,12 @@ pub struct Unsupported {
     pub reason: String,
 }
 
-/// The new content of one changed file.
+/// The edits of one file that changes. The file is read again to apply them: no text is kept.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rewrite {
     /// Index into the scanned files.
     pub file: usize,
-    pub new_text: String,
+    pub edits: Vec<Edit>,
 }
 
 /// Everything `pin` would do.
@@ -89,9 +89,6 @@ pub struct Plan {
     pub unchanged: usize,
     /// References left alone because of their status (`pinned` ones with `--no-refresh`).
     pub skipped: BTreeMap<Status, usize>,
-    /// Files whose edits could not be applied: `(index, message)`. A scanner bug; the file is
-    /// reported rather than written.
-    pub failed: Vec<(usize, String)>,
 }
 
 /// Whether `pin` looks this finding up: floating ones always, pinned ones unless told not to.
@@ -199,20 +196,8 @@ pub fn plan(
                 warnings: WarningRow::rows(&finding.warnings),
             });
         }
-        if edits.is_empty() {
-            continue;
-        }
-        let text = file
-            .text
-            .as_deref()
-            .expect("pin collects files with their text");
-        match apply_edits(text, &edits) {
-            Ok(new_text) if new_text != text => plan.rewrites.push(Rewrite {
-                file: index,
-                new_text,
-            }),
-            Ok(_) => {}
-            Err(error) => plan.failed.push((index, error.to_string())),
+        if !edits.is_empty() {
+            plan.rewrites.push(Rewrite { file: index, edits });
         }
     }
     plan

@@ -10,19 +10,68 @@ pub(crate) enum Challenge {
     Basic,
 }
 
-/// The challenge in `headers`, preferring Bearer when several are offered.
-pub(crate) fn from_headers(headers: &HeaderMap) -> Option<Challenge> {
-    let challenges: Vec<Challenge> = headers
-        .get_all(WWW_AUTHENTICATE)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .filter_map(parse)
-        .collect();
+/// Every challenge in `headers`, Bearer ones first, then Basic, each in the order offered. A
+/// `WWW-Authenticate` header may hold several challenges (`Negotiate, Bearer realm="…"`), and
+/// there may be several headers; schemes tagpin does not speak are left out.
+pub(crate) fn from_headers(headers: &HeaderMap) -> Vec<Challenge> {
+    let mut challenges: Vec<Challenge> = Vec::new();
+    for value in headers.get_all(WWW_AUTHENTICATE) {
+        let Ok(value) = value.to_str() else { continue };
+        for text in split_challenges(value) {
+            if let Some(challenge) = parse(&text)
+                && !challenges.contains(&challenge)
+            {
+                challenges.push(challenge);
+            }
+        }
+    }
+    challenges.sort_by_key(|challenge| match challenge {
+        Challenge::Bearer { .. } => 0,
+        Challenge::Basic => 1,
+    });
     challenges
-        .iter()
-        .find(|challenge| matches!(challenge, Challenge::Bearer { .. }))
-        .or(challenges.first())
-        .cloned()
+}
+
+/// Splits a header value into its challenges: a challenge starts at each comma-separated item
+/// that begins with a scheme (a token followed by a space, or alone), not with `name=`.
+fn split_challenges(value: &str) -> Vec<String> {
+    let mut items = Vec::new();
+    let mut item = String::new();
+    let mut quoted = false;
+    let mut escaped = false;
+    for c in value.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            ',' if !quoted => {
+                items.push(std::mem::take(&mut item));
+                continue;
+            }
+            _ => {}
+        }
+        item.push(c);
+    }
+    items.push(item);
+    let mut challenges: Vec<String> = Vec::new();
+    for item in items {
+        let item = item.trim();
+        if item.is_empty() {
+            continue;
+        }
+        let head = item.split([' ', '=']).next().unwrap_or("");
+        let starts_scheme = item
+            .get(head.len()..)
+            .is_none_or(|rest| rest.is_empty() || rest.starts_with(' '));
+        match challenges.last_mut() {
+            Some(last) if !starts_scheme => {
+                last.push_str(", ");
+                last.push_str(item);
+            }
+            _ => challenges.push(item.to_owned()),
+        }
+    }
+    challenges
 }
 
 /// Parses one challenge: a scheme, then `key="value"` or `key=token` pairs separated by commas.
@@ -94,6 +143,14 @@ mod tests {
 
     use super::{Challenge, from_headers, parse};
 
+    fn headers(values: &[&'static str]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for value in values {
+            headers.append(WWW_AUTHENTICATE, HeaderValue::from_static(value));
+        }
+        headers
+    }
+
     #[test]
     fn parses_challenges() {
         let hub = parse(
@@ -125,19 +182,36 @@ mod tests {
     }
 
     #[test]
-    fn prefers_bearer() {
-        let mut headers = HeaderMap::new();
-        headers.append(
-            WWW_AUTHENTICATE,
-            HeaderValue::from_static("Basic realm=\"r\""),
-        );
-        headers.append(
-            WWW_AUTHENTICATE,
-            HeaderValue::from_static("Bearer realm=\"http://127.0.0.1/token\""),
-        );
-        assert!(matches!(
-            from_headers(&headers),
-            Some(Challenge::Bearer { .. })
-        ));
+    fn lists_every_challenge_bearer_first() {
+        let bearer = |realm: &str| Challenge::Bearer {
+            realm: realm.parse().unwrap(),
+            service: Some("s".to_owned()),
+        };
+        let cases: [(&[&'static str], Vec<Challenge>); 5] = [
+            (
+                &[
+                    "Basic realm=\"r\"",
+                    "Bearer realm=\"http://127.0.0.1/t\",service=\"s\"",
+                ],
+                vec![bearer("http://127.0.0.1/t"), Challenge::Basic],
+            ),
+            (
+                &[
+                    "Negotiate, Bearer realm=\"http://127.0.0.1/t\", service=s, Basic realm=\"a, b\"",
+                ],
+                vec![bearer("http://127.0.0.1/t"), Challenge::Basic],
+            ),
+            (
+                &[
+                    "Bearer realm=\"http://127.0.0.1/a\",service=\"s\", Bearer realm=\"http://127.0.0.1/b\",service=\"s\"",
+                ],
+                vec![bearer("http://127.0.0.1/a"), bearer("http://127.0.0.1/b")],
+            ),
+            (&["Negotiate", "NTLM"], vec![]),
+            (&["Basic", "Basic realm=x"], vec![Challenge::Basic]),
+        ];
+        for (values, expected) in cases {
+            assert_eq!(from_headers(&headers(values)), expected, "{values:?}");
+        }
     }
 }

@@ -22,7 +22,7 @@ use crate::http::Http;
 use crate::stats::Recorder;
 use crate::{Credentials, ResolveError};
 
-use challenge::Challenge;
+pub(crate) use challenge::{Challenge, from_headers as challenges};
 use token::{Token, TokenRequest};
 
 type TokenSlot = Arc<tokio::sync::Mutex<Option<Token>>>;
@@ -77,31 +77,29 @@ impl Auth {
         }
     }
 
-    /// After a 401 carrying `headers`: remembers the challenge and returns what to send next
-    /// time, or `None` when there is nothing better to try than what was `sent` (a request that
-    /// began at `since`).
+    /// After a 401 offering `challenge` (one of those it offered): remembers it for the host
+    /// and returns what to send next time, or `None` when it has nothing better to try than
+    /// what was `sent` (by a request that began at the given instant).
     pub async fn after_challenge(
         &self,
         http: &Http,
         stats: &Recorder,
         endpoint: &Endpoint,
         url: &Url,
-        headers: &reqwest::header::HeaderMap,
+        challenge: &Challenge,
         sent: Option<(&HeaderValue, Instant)>,
     ) -> Result<Option<HeaderValue>, ResolveError> {
-        let Some(challenge) = challenge::from_headers(headers) else {
-            return Ok(None);
-        };
         self.challenges
             .lock()
             .expect("challenges lock")
             .insert(endpoint.host.clone(), challenge.clone());
+        let sent_basic = sent.is_some_and(|(header, _)| header.as_bytes().starts_with(b"Basic "));
         match challenge {
-            Challenge::Basic if sent.is_some() => Ok(None),
+            Challenge::Basic if sent_basic => Ok(None),
             Challenge::Basic => self.basic(endpoint, url).await,
             Challenge::Bearer { realm, service } => {
                 let request = TokenRequest {
-                    realm: &realm,
+                    realm,
                     service: service.as_deref(),
                     scope: &endpoint.pull_scope(),
                 };

@@ -85,3 +85,15 @@ pub async fn count(server: &MockServer, method: &str, path: &str) -> usize {
         .filter(|request| request.method.as_str() == method && request.url.path() == path)
         .count()
 }
+
+/// The error's message followed by its causes.
+pub fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
+}

@@ -321,3 +321,55 @@ async fn cached_token_refused_later_is_replaced_once() {
     assert_eq!(count(&server, "HEAD", "/v2/org/img/manifests/v2").await, 2);
     assert_eq!(count(&server, "HEAD", "/v2/org/img/manifests/v3").await, 1);
 }
+
+/// A registry offering Bearer and Basic: its token realm refuses the credentials, Basic
+/// accepts them. Only the first challenge used to be tried (unauthorized); each is tried in
+/// turn now, and later lookups on the host use the one that worked up front.
+#[tokio::test]
+async fn every_challenge_is_tried_in_turn() {
+    let server = MockServer::start().await;
+    let realm = format!("{}/token", server.uri());
+    let basic = format!("Basic {}", STANDARD.encode("bob:pw"));
+    Mock::given(path_regex("^/v2/.*/manifests/"))
+        .and(header("authorization", basic.as_str()))
+        .respond_with(
+            ResponseTemplate::new(200).insert_header("docker-content-digest", digest_for("org/a")),
+        )
+        .mount(&server)
+        .await;
+    Mock::given(path_regex("^/v2/.*/manifests/"))
+        .respond_with(
+            ResponseTemplate::new(401)
+                .append_header(
+                    "www-authenticate",
+                    format!(r#"Bearer realm="{realm}",service="{SERVICE}""#).as_str(),
+                )
+                .append_header("www-authenticate", r#"Basic realm="registry""#),
+        )
+        .with_priority(10)
+        .mount(&server)
+        .await;
+    Mock::given(path("/token"))
+        .respond_with(ResponseTemplate::new(401))
+        .mount(&server)
+        .await;
+    let options = ResolverOptions {
+        credentials: Credentials::default().with_basic(&host(&server), "bob", Secret::new("pw")),
+        ..fast_options()
+    };
+    let resolver = Resolver::new(options).unwrap();
+    let first = key(&host(&server), "org/a", "v1");
+    let (resolution, _) = resolve_with(&resolver, [first.clone()]).await;
+    assert_eq!(digest_text(&resolution, &first), digest_for("org/a"));
+    assert_eq!(count(&server, "GET", "/token").await, 1);
+
+    let second = key(&host(&server), "org/b", "v1");
+    let (resolution, _) = resolve_with(&resolver, [second.clone()]).await;
+    assert_eq!(digest_text(&resolution, &second), digest_for("org/a"));
+    assert_eq!(
+        resolution.stats.total_requests(),
+        1,
+        "Basic up front: {:?}",
+        resolution.stats
+    );
+}

@@ -33,13 +33,21 @@ fn not_found(text: &str) -> ResolveError {
     }
 }
 
+thread_local! {
+    /// The text of each file `scanned` made, by name: the plan keeps no text.
+    static TEXTS: std::cell::RefCell<BTreeMap<String, String>> =
+        const { std::cell::RefCell::new(BTreeMap::new()) };
+}
+
 fn scanned(name: &str, kind: FileKind, text: &str) -> ScannedFile {
     let findings = tagpin_formats::scan(Path::new(name), kind, text).unwrap();
+    TEXTS.with_borrow_mut(|texts| texts.insert(name.to_owned(), text.to_owned()));
     ScannedFile {
         path: PathBuf::from(name),
         display: name.to_owned(),
         findings,
-        text: Some(text.to_owned()),
+        fingerprint: None,
+        identity: None,
     }
 }
 
@@ -118,11 +126,12 @@ fn render(file: &ScannedFile, refresh: bool) -> String {
         plan.unchanged,
         skipped.join(", ")
     );
-    assert!(plan.failed.is_empty(), "{:?}", plan.failed);
     match plan.rewrites.as_slice() {
         [] => out.push_str("(file unchanged)\n"),
         [rewrite] => {
-            let _ = write!(out, "--- new text\n{}", rewrite.new_text);
+            let text = TEXTS.with_borrow(|texts| texts[&file.display].clone());
+            let new_text = tagpin_formats::apply_edits(&text, &rewrite.edits).unwrap();
+            let _ = write!(out, "--- new text\n{new_text}");
         }
         more => panic!("one file, {} rewrites", more.len()),
     }
