@@ -1,6 +1,7 @@
 //! End-to-end tests of the `tagpin` binary: one test binary, modules by subject, all built on
 //! [`context::TestContext`].
 
+mod action;
 mod bad_input;
 mod check;
 mod config;
@@ -11,6 +12,7 @@ mod generate;
 mod pin;
 mod pr;
 mod registry;
+mod runner;
 mod safety;
 mod scan;
 mod self_check;

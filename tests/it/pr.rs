@@ -11,9 +11,9 @@ use tagpin_fake_github::{FakeGitHub, Fault, Options, PushAfter};
 use crate::context::{Run, TestContext};
 use crate::registry::{Flavour, Registry};
 
-const REPO: &str = "acme/app";
+pub(crate) const REPO: &str = "acme/app";
 const BRANCH: &str = "tagpin/digests";
-const TOKEN: &str = "ghp_canary0123456789abcdefCANARY";
+pub(crate) const TOKEN: &str = "ghp_canary0123456789abcdefCANARY";
 
 const APP: &str = "\
 apiVersion: apps/v1
@@ -50,18 +50,19 @@ const IMAGES: &[&str] = &[
 ];
 
 /// The files `pr` changes, in the order GitHub gets their blobs.
-const CHANGED: [&str; 3] = ["Dockerfile", "deploy/app.yaml", "scripts/run.sh"];
+pub(crate) const CHANGED: [&str; 3] = ["Dockerfile", "deploy/app.yaml", "scripts/run.sh"];
 
-struct Setup {
-    context: TestContext,
-    registry: Registry,
+/// Also the setting of the Action's end-to-end test (`action.rs`).
+pub(crate) struct Setup {
+    pub(crate) context: TestContext,
+    pub(crate) registry: Registry,
     /// Serves the fake GitHub.
     _runtime: tokio::runtime::Runtime,
-    github: FakeGitHub,
+    pub(crate) github: FakeGitHub,
 }
 
 impl Setup {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::with(Options::default(), &[])
     }
 
@@ -136,7 +137,7 @@ impl Setup {
 
     /// `pin --write` committed locally and the same files pushed to the fake's `main` as the
     /// same commit id, as a merge of the pull request would leave things; returns the files.
-    fn land_pinned_on_base(&self) -> BTreeMap<String, Vec<u8>> {
+    pub(crate) fn land_pinned_on_base(&self) -> BTreeMap<String, Vec<u8>> {
         self.run(&["pin", ".", "--write"]).assert_code(0);
         git(self.context.root(), &["commit", "-q", "-am", "Pin digests"]);
         let pinned = self.worktree();
@@ -151,7 +152,7 @@ impl Setup {
     }
 
     /// The pull request's `html_url` as the fake makes it.
-    fn pull_url(&self, number: u64) -> String {
+    pub(crate) fn pull_url(&self, number: u64) -> String {
         format!("http://{}/{REPO}/pull/{number}", self.github.addr())
     }
 
