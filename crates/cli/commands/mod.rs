@@ -236,6 +236,12 @@ fn describe_scan_error(error: &tagpin_formats::Error, kind: FileKind) -> String 
             "cannot parse as {}: {line}:{column}: {message}",
             kind.name()
         ),
+        tagpin_formats::Error::Limit {
+            line,
+            column,
+            message,
+            ..
+        } => format!("cannot read as {}: {line}:{column}: {message}", kind.name()),
         other => other.to_string(),
     }
 }

@@ -44,10 +44,20 @@ pub(crate) fn has_ignore_comment(line: &str) -> bool {
 }
 
 /// Collects findings for one file and turns byte offsets into lines and columns.
+///
+/// Both stay linear on a file that is one long line (minified JSON): a column is counted from
+/// the previous position on the same line, and each line is searched for the ignore comment
+/// once (and no line at all when the file does not contain it).
 pub(crate) struct Sink<'a> {
     pub(crate) text: &'a str,
     pub(crate) kind: FileKind,
     line_starts: Vec<usize>,
+    /// The last position computed: (byte offset, line index, column).
+    last: Option<(usize, usize, usize)>,
+    /// Whether `text` contains the ignore mark anywhere (looked up on the first finding).
+    may_ignore: Option<bool>,
+    /// Per line index, whether it carries the ignore comment (filled as asked).
+    ignored_lines: std::collections::HashMap<usize, bool>,
     pub(crate) findings: Vec<Finding>,
 }
 
@@ -113,6 +123,9 @@ impl<'a> Sink<'a> {
             text,
             kind,
             line_starts: Vec::new(),
+            last: None,
+            may_ignore: None,
+            ignored_lines: std::collections::HashMap::new(),
             findings: Vec::new(),
         }
     }
@@ -129,15 +142,27 @@ impl<'a> Sink<'a> {
         }
     }
 
-    /// The text of the line holding `offset`, without its line ending.
-    pub(crate) fn line_of(&mut self, offset: usize) -> &'a str {
+    /// Whether the line holding `offset` carries a `# tagpin:ignore` comment.
+    pub(crate) fn line_is_ignored(&mut self, offset: usize) -> bool {
+        let text = self.text.as_bytes();
+        let may_ignore = *self
+            .may_ignore
+            .get_or_insert_with(|| memchr::memmem::find(text, IGNORE_MARK.as_bytes()).is_some());
+        if !may_ignore {
+            return false;
+        }
         let index = self.line_index(offset);
+        if let Some(&ignored) = self.ignored_lines.get(&index) {
+            return ignored;
+        }
         let start = self.line_starts[index];
         let end = self
             .line_starts
             .get(index + 1)
             .map_or(self.text.len(), |next| next - 1);
-        self.text.get(start..end).unwrap_or("")
+        let ignored = has_ignore_comment(self.text.get(start..end).unwrap_or(""));
+        self.ignored_lines.insert(index, ignored);
+        ignored
     }
 
     /// The 1-based line and column (in characters, a BOM not counted) of `offset`.
@@ -145,16 +170,18 @@ impl<'a> Sink<'a> {
         let offset = offset.min(self.text.len());
         let index = self.line_index(offset);
         let line_start = self.line_starts[index];
-        let counted_from = if line_start == 0 && self.text.starts_with(BOM) {
-            BOM.len().min(offset)
-        } else {
-            line_start
+        let (counted_from, counted) = match self.last {
+            Some((at, line, column)) if line == index && at <= offset => (at, column - 1),
+            _ if line_start == 0 && self.text.starts_with(BOM) => (BOM.len().min(offset), 0),
+            _ => (line_start, 0),
         };
         let column = self
             .text
             .get(counted_from..offset)
             .map_or(0, |s| s.chars().count())
+            + counted
             + 1;
+        self.last = Some((offset, index, column));
         (index + 1, column)
     }
 
@@ -164,7 +191,7 @@ impl<'a> Sink<'a> {
         let mut status = found.status;
         let ignored = std::iter::once(offset)
             .chain(found.also_lines.iter().copied())
-            .any(|at| has_ignore_comment(self.line_of(at)));
+            .any(|at| self.line_is_ignored(at));
         if ignored {
             status = Status::Ignored;
         }

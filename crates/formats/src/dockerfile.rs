@@ -13,7 +13,7 @@
 //!   (Dockerfiles have no trailing comments), marks the reference `ignored`.
 
 use crate::Status;
-use crate::common::{Found, IGNORE_MARK, Sink, has_ignore_comment};
+use crate::common::{Found, IGNORE_MARK, Sink};
 
 /// A word of an instruction: its text and where it starts in the file.
 struct Word<'a> {
@@ -225,7 +225,7 @@ fn report(sink: &mut Sink<'_>, stages: &[String], value: &str, at: usize, ignore
     let Some(mut found) = found else {
         return;
     };
-    if ignore || has_ignore_comment(sink.line_of(at)) {
+    if ignore || sink.line_is_ignored(at) {
         found.status = Status::Ignored;
     }
     sink.push(found);

@@ -34,6 +34,13 @@ pub enum EditSite {
     /// A Helm values split map without a `digest` key: the tag scalar's content at `span`,
     /// currently `tag` (as written, possibly with an old `@digest`), becomes `tag@digest`.
     SplitTag { span: Range<usize>, tag: String },
+    /// The digest goes into a key the file does not have yet: `before`, the digest and `after`
+    /// are inserted at byte `at` (a Kustomize image entry's new `digest:`).
+    InsertKey {
+        at: usize,
+        before: String,
+        after: String,
+    },
     /// The reference is reported but tagpin will not write it: `reason` says why (for example
     /// a double-quoted YAML scalar whose escapes make the source differ from the value).
     /// [`Finding::edit`] returns `None`.
@@ -100,6 +107,9 @@ impl Finding {
             EditSite::SplitTag { span, tag } => {
                 let bare = tag.split_once('@').map_or(tag.as_str(), |(tag, _)| tag);
                 (span.clone(), format!("{bare}@{digest}"))
+            }
+            EditSite::InsertKey { at, before, after } => {
+                (*at..*at, format!("{before}{digest}{after}"))
             }
             EditSite::Unsupported { .. } => return None,
         };

@@ -49,11 +49,13 @@ fn mask_with(text: &str, filler: u8) -> String {
     if !any {
         return text.to_owned();
     }
-    // Lines holding only whitespace and filler become blank.
-    let mut line_start = 0;
+    // Lines holding only whitespace and filler become blank. Only lines with a mark are read.
     let len = out.len();
-    while line_start < len {
-        let line_end = memchr::memchr(b'\n', &out[line_start..]).map_or(len, |i| line_start + i);
+    let mut from_mark = 0;
+    while let Some(mark) = memchr::memchr(MARK, &out[from_mark..]).map(|i| from_mark + i) {
+        let line_start = memchr::memrchr(b'\n', &out[..mark]).map_or(0, |i| i + 1);
+        let line_end = memchr::memchr(b'\n', &out[mark..]).map_or(len, |i| mark + i);
+        from_mark = line_end;
         // A BOM before the first line's action counts as blank too.
         let from = if line_start == 0 && out.starts_with(crate::common::BOM.as_bytes()) {
             crate::common::BOM.len()
@@ -68,7 +70,6 @@ fn mask_with(text: &str, filler: u8) -> String {
                 *b = if blank { b' ' } else { filler };
             }
         }
-        line_start = line_end + 1;
     }
     // Only ASCII bytes replaced whole actions that start and end at ASCII braces.
     String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
@@ -105,6 +106,13 @@ fn lex_action(s: &[u8], mut p: usize) -> Option<usize> {
         p = q + 2 + memchr::memmem::find(&s[q + 2..], b"*/")? + 2;
     }
     while p < len {
+        // Skip the bytes an action is mostly made of.
+        while p < len && ACTION_PLAIN[usize::from(s[p])] {
+            p += 1;
+        }
+        if p == len {
+            break;
+        }
         match s[p] {
             b'}' if s.get(p + 1) == Some(&b'}') => return Some(p + 2),
             quote @ (b'"' | b'\'') => p = quoted_literal_end(s, p, quote)?,
@@ -118,6 +126,38 @@ fn lex_action(s: &[u8], mut p: usize) -> Option<usize> {
     }
     None
 }
+
+/// Bytes that may stand anywhere in an action and need no look at what follows them: white
+/// space, `.$|(),=_+-`, letters, digits and every byte of a non-ASCII character.
+static ACTION_PLAIN: [bool; 256] = {
+    let mut plain = [false; 256];
+    let mut byte: u8 = 0;
+    loop {
+        plain[byte as usize] = byte.is_ascii_alphanumeric()
+            || !byte.is_ascii()
+            || matches!(
+                byte,
+                b' ' | b'\t'
+                    | b'\r'
+                    | b'\n'
+                    | b'.'
+                    | b'$'
+                    | b'|'
+                    | b'('
+                    | b')'
+                    | b','
+                    | b'='
+                    | b'_'
+                    | b'+'
+                    | b'-'
+            );
+        if byte == u8::MAX {
+            break;
+        }
+        byte += 1;
+    }
+    plain
+};
 
 /// The offset just past a Go string or rune literal opened by `quote` at `at`; `None` when a
 /// line break or the end of the text comes first.

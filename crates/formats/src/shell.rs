@@ -42,7 +42,11 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
             }
             continue;
         }
-        let code = &line[..comment_start(line)];
+        let code = if line.contains('#') {
+            &line[..comment_start(line)]
+        } else {
+            line
+        };
         if code.contains("image") {
             scan_command_line(sink, code, start);
         }

@@ -16,7 +16,12 @@ pub(crate) struct KubernetesAndHelm;
 
 impl Rules for KubernetesAndHelm {
     fn mapping(&self, map: &Map<'_, '_>, out: &mut Out<'_>) {
-        if map.parent() == Some("properties") {
+        // Split maps have a `repository` or an `image`; most mappings have neither.
+        let interesting = map
+            .entries
+            .iter()
+            .any(|e| is_image_key(e.key) || e.key == "repository");
+        if !interesting || map.parent() == Some("properties") {
             // A schema (CRD openAPIV3Schema, JSON schema): property definitions, not values.
             return;
         }

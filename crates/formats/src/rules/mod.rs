@@ -11,6 +11,14 @@
 
 mod compose;
 mod helm_values;
+#[cfg_attr(
+    not(test),
+    expect(
+        dead_code,
+        reason = "the general insert-a-key site, for the Kustomize and pull-policy rules to come"
+    )
+)]
+pub(crate) mod insert;
 mod kubernetes;
 mod walk;
 mod workflow;
@@ -53,8 +61,13 @@ fn rules_for(kind: FileKind) -> &'static dyn Rules {
 /// A mapping as a rules module sees it.
 pub(crate) struct Map<'t, 'w> {
     pub(crate) doc: Doc<'t>,
+    /// The mapping itself, as reached.
+    pub(crate) at: &'w At,
     pub(crate) path: &'w [Seg<'t>],
     pub(crate) entries: &'w [Entry<'t>],
+    /// The mapping is aliased, or inside an aliased node: a new entry would appear in every
+    /// place that uses it.
+    pub(crate) shared: bool,
 }
 
 impl<'t> Map<'t, '_> {
@@ -162,8 +175,21 @@ struct RuleVisitor<'r, 's> {
 }
 
 impl<'t> Visitor<'t> for RuleVisitor<'_, '_> {
-    fn mapping(&mut self, doc: Doc<'t>, _at: &At, path: &[Seg<'t>], entries: &[Entry<'t>]) {
-        let map = Map { doc, path, entries };
+    fn mapping(
+        &mut self,
+        doc: Doc<'t>,
+        at: &At,
+        path: &[Seg<'t>],
+        entries: &[Entry<'t>],
+        shared: bool,
+    ) {
+        let map = Map {
+            doc,
+            at,
+            path,
+            entries,
+            shared,
+        };
         self.rules.mapping(&map, &mut self.out);
     }
 }
@@ -225,18 +251,16 @@ fn finish(
     candidates: Vec<Candidate>,
     uses: &HashMap<NodeId, Vec<Use<'_>>>,
 ) {
-    let mut groups: Vec<Vec<Candidate>> = Vec::new();
-    let mut index: HashMap<(usize, usize), usize> = HashMap::new();
-    for candidate in candidates {
-        let key = (candidate.found.span.start, candidate.found.span.end);
-        if let Some(&i) = index.get(&key) {
-            groups[i].push(candidate);
-        } else {
-            index.insert(key, groups.len());
-            groups.push(vec![candidate]);
+    let mut candidates = candidates;
+    // Stable: a span's first candidate (in walk order) stays first in its group.
+    candidates.sort_by_key(|c| (c.found.span.start, c.found.span.end));
+    let mut rest = candidates.into_iter().peekable();
+    while let Some(first) = rest.next() {
+        let span = first.found.span.clone();
+        let mut group = vec![first];
+        while let Some(next) = rest.next_if(|c| c.found.span == span) {
+            group.push(next);
         }
-    }
-    for group in groups {
         let found = merge(sink, doc, rules, group, uses);
         sink.push(found);
     }

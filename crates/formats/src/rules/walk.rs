@@ -38,7 +38,26 @@ pub(crate) fn display_path(path: &[Seg<'_>]) -> String {
 }
 
 /// The aliases followed to reach a node, outermost first: two uses of one node differ in it.
-pub(crate) type Chain = Rc<[NodeId]>;
+/// Empty (no allocation, nothing counted) for a node reached without aliases.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Chain(Option<Rc<[NodeId]>>);
+
+impl Chain {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+
+    /// The innermost alias.
+    pub(crate) fn last(&self) -> Option<&NodeId> {
+        self.0.as_deref().and_then(<[NodeId]>::last)
+    }
+
+    fn then(&self, alias: NodeId) -> Self {
+        let mut longer = self.0.as_deref().unwrap_or_default().to_vec();
+        longer.push(alias);
+        Self(Some(longer.into()))
+    }
+}
 
 /// A node as reached: never an alias (aliases are followed), with the chain that led there.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,9 +99,7 @@ impl<'t> Doc<'t> {
         let mut chain = chain.clone();
         let mut id = id;
         while let Kind::Alias { target } = self.tree.node(id).kind {
-            let mut longer = chain.to_vec();
-            longer.push(id);
-            chain = longer.into();
+            chain = chain.then(id);
             id = target;
         }
         At { node: id, chain }
@@ -119,12 +136,12 @@ impl<'t> Doc<'t> {
         }
     }
 
-    /// A mapping's entries as its consumer sees them: its own, then those merged in by `<<`
-    /// (a mapping, or a sequence of mappings, earlier ones first) whose keys it lacks.
-    pub(crate) fn entries(&self, at: &At) -> Vec<Entry<'t>> {
-        let mut entries = Vec::new();
+    /// A mapping's entries as its consumer sees them, into `entries` (which must be empty):
+    /// its own, then those merged in by `<<` (a mapping, or a sequence of mappings, earlier
+    /// ones first) whose keys it lacks.
+    pub(crate) fn entries_into(&self, at: &At, entries: &mut Vec<Entry<'t>>) {
         let mut merges = Vec::new();
-        self.own_entries(at, &mut entries, &mut merges);
+        self.own_entries(at, entries, &mut merges);
         let mut depth = 0;
         while let Some(source) = (!merges.is_empty()).then(|| merges.remove(0)) {
             depth += 1;
@@ -141,7 +158,20 @@ impl<'t> Doc<'t> {
             }
             merges.extend(nested);
         }
-        entries
+    }
+
+    /// A key's value (`""` for a collection) and whether it is a plain scalar.
+    fn key(&self, mut id: NodeId) -> (&'t str, bool) {
+        while let Kind::Alias { target } = self.tree.node(id).kind {
+            id = target;
+        }
+        match self.tree.node(id).kind {
+            Kind::Scalar { style, .. } => (
+                self.tree.scalar(id, self.structure).unwrap_or(""),
+                style == Style::Plain,
+            ),
+            _ => ("", false),
+        }
     }
 
     fn own_entries(&self, at: &At, entries: &mut Vec<Entry<'t>>, merges: &mut Vec<At>) {
@@ -149,13 +179,9 @@ impl<'t> Doc<'t> {
             return;
         }
         for pair in self.tree.children(at.node).chunks_exact(2) {
-            let key_at = self.at(pair[0], &at.chain);
-            let key = self.scalar(&key_at).map_or("", |k| k.value);
+            let (key, plain) = self.key(pair[0]);
             let value = self.at(pair[1], &at.chain);
-            let merge_key = key == "<<"
-                && self
-                    .scalar(&key_at)
-                    .is_some_and(|k| k.style == Style::Plain);
+            let merge_key = key == "<<" && plain;
             if merge_key {
                 if self.is_mapping(&value) {
                     merges.push(value);
@@ -175,7 +201,15 @@ impl<'t> Doc<'t> {
 
 /// What a walk calls for each mapping it reaches.
 pub(crate) trait Visitor<'t> {
-    fn mapping(&mut self, doc: Doc<'t>, at: &At, path: &[Seg<'t>], entries: &[Entry<'t>]);
+    /// `shared`: the mapping is aliased, or inside an aliased node.
+    fn mapping(
+        &mut self,
+        doc: Doc<'t>,
+        at: &At,
+        path: &[Seg<'t>],
+        entries: &[Entry<'t>],
+        shared: bool,
+    );
 }
 
 /// A place where a shared node is used: the chain that reached it and the path there.
@@ -196,6 +230,9 @@ pub(crate) enum Limit {
 
 /// The nodes some alias refers to, in the whole stream (empty when it has no aliases).
 pub(crate) fn aliased(tree: &Tree) -> HashSet<NodeId> {
+    if !tree.has_aliases {
+        return HashSet::new();
+    }
     tree.nodes
         .iter()
         .filter_map(|node| match node.kind {
@@ -228,8 +265,9 @@ pub(crate) fn walk<'t>(
         shared_depth: 0,
         uses: HashMap::new(),
         path: Vec::new(),
+        pool: Vec::new(),
     };
-    let root = doc.at(root, &Chain::from([]));
+    let root = doc.at(root, &Chain::default());
     walker.visit(&root).map_err(|limit_hit| match limit_hit {
         Limit::Expansion(_) => Limit::Expansion(budget),
         depth @ Limit::Depth(_) => depth,
@@ -246,6 +284,8 @@ struct Walker<'t, 'v> {
     shared_depth: usize,
     uses: HashMap<NodeId, Vec<Use<'t>>>,
     path: Vec<Seg<'t>>,
+    /// Entry buffers, one per open mapping, reused.
+    pool: Vec<Vec<Entry<'t>>>,
 }
 
 impl Walker<'_, '_> {
@@ -253,6 +293,13 @@ impl Walker<'_, '_> {
         self.budget = self.budget.checked_sub(1).ok_or(Limit::Expansion(0))?;
         if self.path.len() > MAX_DEPTH {
             return Err(Limit::Depth(at.node));
+        }
+        // Without aliases nothing is shared, and a scalar has nothing to walk.
+        if self.aliased.is_empty() {
+            return match self.doc.tree.node(at.node).kind {
+                Kind::Scalar { .. } | Kind::Alias { .. } => Ok(()),
+                _ => self.visit_node(at),
+            };
         }
         let shared = self.aliased.contains(&at.node);
         self.shared_depth += usize::from(shared);
@@ -272,23 +319,51 @@ impl Walker<'_, '_> {
                 }
             }
             Kind::Sequence { .. } => {
-                for (index, item) in self.doc.items(at).iter().enumerate() {
+                let tree = self.doc.tree;
+                for (index, &child) in tree.children(at.node).iter().enumerate() {
+                    if self.aliased.is_empty()
+                        && matches!(tree.node(child).kind, Kind::Scalar { .. })
+                    {
+                        continue;
+                    }
+                    let item = self.doc.at(child, &at.chain);
                     self.path.push(Seg::Item(index));
-                    let result = self.visit(item);
+                    let result = self.visit(&item);
                     self.path.pop();
                     result?;
                 }
             }
             Kind::Mapping { .. } => {
-                let entries = self.doc.entries(at);
-                self.visitor.mapping(self.doc, at, &self.path, &entries);
-                self.visit_keys(at)?;
+                let mut entries = self.pool.pop().unwrap_or_default();
+                self.doc.entries_into(at, &mut entries);
+                let shared = self.shared_depth > 0;
+                self.visitor
+                    .mapping(self.doc, at, &self.path, &entries, shared);
+                let mut result = if self.aliased.is_empty() {
+                    Ok(())
+                } else {
+                    self.visit_keys(at)
+                };
                 for entry in &entries {
+                    if result.is_err() {
+                        break;
+                    }
+                    if self.aliased.is_empty()
+                        && matches!(
+                            self.doc.tree.node(entry.value.node).kind,
+                            Kind::Scalar { .. }
+                        )
+                    {
+                        // Nothing to record, nothing to walk (the budget is the tree's size).
+                        continue;
+                    }
                     self.path.push(Seg::Key(entry.key));
-                    let result = self.visit(&entry.value);
+                    result = self.visit(&entry.value);
                     self.path.pop();
-                    result?;
                 }
+                entries.clear();
+                self.pool.push(entries);
+                result?;
             }
             Kind::Alias { .. } => {}
         }

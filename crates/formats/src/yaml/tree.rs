@@ -88,6 +88,8 @@ pub(crate) struct Tree {
     pub(crate) strings: Vec<String>,
     /// Each document's root, `None` for an empty document (`---` alone).
     pub(crate) documents: Vec<Option<NodeId>>,
+    /// Whether any node is an alias.
+    pub(crate) has_aliases: bool,
 }
 
 impl Tree {
@@ -158,6 +160,18 @@ pub(crate) struct Builder {
 }
 
 impl Builder {
+    /// A builder for about `nodes` nodes (the arena grows past it as needed).
+    pub(crate) fn with_capacity(nodes: usize) -> Self {
+        Self {
+            tree: Tree {
+                nodes: Vec::with_capacity(nodes),
+                children: Vec::with_capacity(nodes),
+                ..Tree::default()
+            },
+            ..Self::default()
+        }
+    }
+
     pub(crate) fn depth(&self) -> usize {
         self.open.len()
     }
@@ -218,6 +232,7 @@ impl Builder {
     }
 
     pub(crate) fn alias(&mut self, span: Span, target: NodeId) -> NodeId {
+        self.tree.has_aliases = true;
         self.push(Node {
             kind: Kind::Alias { target },
             span,

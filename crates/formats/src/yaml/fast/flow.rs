@@ -122,11 +122,30 @@ fn node(reader: &mut Reader<'_>, at: usize, end: usize, key: bool) -> Result<usi
     }
 }
 
+/// The bytes [`plain_end`] stops at.
+static FLOW_STOPS: [bool; 256] = {
+    let mut stops = [false; 256];
+    let mut i = 0;
+    let bytes = b",[]{}:#";
+    while i < bytes.len() {
+        stops[bytes[i] as usize] = true;
+        i += 1;
+    }
+    stops
+};
+
 /// Where a plain scalar in flow context ends: at a flow indicator, or at a `:` followed by a
 /// space or a flow indicator. A comment or the line's end inside the collection bails.
 fn plain_end(s: &[u8], at: usize, end: usize) -> Result<usize, Bail> {
     let mut p = at;
     while p < end {
+        // Skip ahead to the next byte that can end the scalar.
+        while p < end && !FLOW_STOPS[usize::from(s[p])] {
+            p += 1;
+        }
+        if p == end {
+            break;
+        }
         match s[p] {
             b',' | b'[' | b']' | b'{' | b'}' => return Ok(p),
             b':' if p + 1 < end && matches!(s[p + 1], b' ' | b',' | b'[' | b']' | b'{' | b'}') => {

@@ -56,9 +56,16 @@ pub(crate) fn read_lenient(text: &str) -> Tree {
 /// Whether every character is one YAML allows in a stream (c-printable), a BOM only first.
 fn printable(text: &str) -> bool {
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let ascii_ok = body
-        .bytes()
-        .all(|b| (b >= 0x20 && b != 0x7f) || b == b'\t' || b == b'\n' || b == b'\r');
+    // A fold without an early exit, chunk by chunk, so the compiler vectorises it.
+    #[expect(
+        clippy::needless_bitwise_bool,
+        reason = "branch-free, so it vectorises"
+    )]
+    let ascii_ok = body.as_bytes().chunks(256).all(|chunk| {
+        !chunk.iter().fold(false, |bad, &b| {
+            bad | (b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r') | (b == 0x7f)
+        })
+    });
     ascii_ok
         && (body.is_ascii()
             || body.chars().all(|c| {
@@ -126,7 +133,8 @@ impl<'t> Reader<'t> {
             text,
             s: text.as_bytes(),
             lenient,
-            b: Builder::default(),
+            // About one node per 16 bytes in real files (measured on values files).
+            b: Builder::with_capacity(text.len() / 16),
             frames: Vec::new(),
             pending: None,
             anchors: HashMap::new(),
@@ -179,21 +187,17 @@ impl<'t> Reader<'t> {
     fn line(&mut self, line: Line) -> Result<usize, Bail> {
         let s = self.s;
         let first = line.start + line.indent;
-        if memchr::memchr(b'\r', &s[line.start..line.end]).is_some() {
-            return Err(Bail);
+        // A lone `\r` is a line break to YAML. Tabs are separation in some places and errors
+        // in others: the conformant reader knows which, but a comment may hold them. Read
+        // leniently, a line with either is dropped.
+        if let Some(i) = memchr::memchr2(b'\r', b'\t', &s[first..line.end]) {
+            let comment = s[first] == b'#' && i > 0;
+            if !comment || memchr::memchr(b'\r', &s[first..line.end]).is_some() {
+                return Err(Bail);
+            }
         }
-        if first == line.end {
+        if first == line.end || s[first] == b'#' {
             return Ok(line.next);
-        }
-        match s[first] {
-            b'#' => return Ok(line.next),
-            // Tabs are separation in some places and errors in others: the conformant reader
-            // knows which. Read leniently, a tab-indented line is dropped.
-            b'\t' => return Err(Bail),
-            _ => {}
-        }
-        if memchr::memchr(b'\t', &s[first..line.end]).is_some() {
-            return Err(Bail);
         }
         if line.indent == 0 && self.document_marker(line)? {
             return Ok(line.next);
