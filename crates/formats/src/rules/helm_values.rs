@@ -124,6 +124,7 @@ fn site(
     if let Some(digest) = digest.filter(|d| d.style != Style::Plain || !d.span.is_empty()) {
         let site = EditSite::SplitDigest {
             span: digest.span.clone(),
+            bare: false,
         };
         return (site, Some(digest.at.clone()));
     }

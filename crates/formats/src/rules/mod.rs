@@ -20,7 +20,7 @@ mod helm_values;
 )]
 pub(crate) mod insert;
 mod kubernetes;
-mod walk;
+pub(crate) mod walk;
 mod workflow;
 
 use std::collections::HashMap;
@@ -31,6 +31,7 @@ use crate::common::{Found, Sink};
 use crate::yaml::Tree;
 use crate::yaml::tree::{NodeId, Style};
 use crate::{EditSite, Error, FileKind, Status};
+pub(crate) use kubernetes::is_image_key;
 pub(crate) use walk::{At, Doc, Entry, ScalarAt, Seg};
 use walk::{Limit, Use, Visitor};
 
