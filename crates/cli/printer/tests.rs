@@ -30,6 +30,8 @@ fn row(
         tag: None,
         digest: None,
         warnings: Vec::new(),
+        tag_source: None,
+        unwritable: None,
     }
 }
 

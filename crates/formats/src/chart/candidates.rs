@@ -40,6 +40,10 @@ impl Part {
 
 /// How a candidate gives its image.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "a values file has tens of candidates, and most are split maps"
+)]
 pub enum Shape {
     /// A mapping of parts.
     Split {

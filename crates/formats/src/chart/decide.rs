@@ -244,7 +244,7 @@ impl Seen<'_> {
         let tag_in_image = lines.iter().all(|l| l.text.contains(&tag_token));
         let usable_digest = split
             .digest
-            .filter(|d| !d.decoded && !(d.plain && d.span.is_empty()));
+            .filter(|d| !(d.decoded || d.plain && d.span.is_empty()));
         if let (Some(digest), true) = (usable_digest, form != DigestForm::Absent) {
             if let Some(other) = self.elsewhere(&sentinel::digest_hex(self.i), lines) {
                 return Err(format!(

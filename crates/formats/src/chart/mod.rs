@@ -31,18 +31,23 @@ use crate::{EditSite, Finding, Status};
 
 /// Replaces the findings of a chart's values file by the chart's decisions: a finding whose
 /// span a decision names takes its rendered reference, status and edit site. Every other
-/// finding that looks like an image to the key-name rules is left unwritable: the chart does
-/// not show it as one.
+/// split map the key-name rules saw is left unwritable: the chart does not show it as an
+/// image. Strings the candidates leave out keep their edit.
 pub fn apply(findings: &mut [Finding], decisions: &[Decision]) {
     for finding in findings.iter_mut() {
         if !matches!(
             finding.status,
-            Status::Floating | Status::Pinned | Status::Templated
+            Status::Floating | Status::Pinned | Status::DigestOnly | Status::Templated
         ) {
             continue;
         }
         let Some(decision) = decisions.iter().find(|d| d.span == finding.span) else {
-            if !matches!(finding.site, EditSite::Unsupported { .. }) {
+            // A string the candidates leave out (in a list, which an override would replace
+            // whole) keeps its key-name rules; the proof still sees what it renders.
+            if !matches!(
+                finding.site,
+                EditSite::Unsupported { .. } | EditSite::Inline
+            ) {
                 finding.site = EditSite::Unsupported {
                     reason: "the chart's templates do not render this value as an image".to_owned(),
                 };
@@ -54,19 +59,18 @@ pub fn apply(findings: &mut [Finding], decisions: &[Decision]) {
         let Some(rendered) = &decision.rendered else {
             continue;
         };
-        match decision.site {
+        if decision.site == EditSite::Inline {
             // A string written whole: its own text is rewritten, what the chart renders is
             // looked up.
-            EditSite::Inline => finding.resolve = Some(rendered.clone()),
-            _ => {
-                finding.text = rendered.to_string();
-                finding.reference = Some(rendered.clone());
-            }
-        }
-        finding.status = if rendered.digest().is_some() {
-            Status::Pinned
+            finding.resolve = Some(rendered.clone());
         } else {
-            Status::Floating
+            finding.text = rendered.to_string();
+            finding.reference = Some(rendered.clone());
+        }
+        finding.status = match (rendered.tag(), rendered.digest()) {
+            (_, None) => Status::Floating,
+            (Some(_), Some(_)) => Status::Pinned,
+            (None, Some(_)) => Status::DigestOnly,
         };
     }
 }

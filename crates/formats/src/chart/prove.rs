@@ -5,17 +5,20 @@ use tagpin_reference::Digest;
 
 use super::rendered::{Image, Rendered};
 
-/// An image the edited values must render: the name, the tag (none where the chart drops it
-/// when a digest is set) and the new digest.
+/// An image the edited values may render: the name, the tag (none where the chart drops it
+/// when a digest is set) and the new digest. A `required` one must show at least once: the
+/// renderings showed where its map renders. Others (a string in a list the chart copies
+/// whole) may show, or not, if the chart leaves them out.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Expected {
     pub name: String,
     pub tag: Option<String>,
     pub digest: Digest,
+    pub required: bool,
 }
 
 /// Checks that `after` differs from `before` only in image references that became one of
-/// `expected` (each of which shows at least once) with the name they had. The error says
+/// `expected` (each required one showing at least once) with the name they had. The error says
 /// what else changed, or what did not.
 pub fn prove(before: &Rendered, after: &Rendered, expected: &[Expected]) -> Result<(), String> {
     if before.documents.len() != after.documents.len() {
@@ -101,7 +104,11 @@ pub fn prove(before: &Rendered, after: &Rendered, expected: &[Expected]) -> Resu
             seen[matched] = true;
         }
     }
-    if let Some(missing) = expected.iter().zip(&seen).find(|(_, seen)| !**seen) {
+    if let Some(missing) = expected
+        .iter()
+        .zip(&seen)
+        .find(|(e, seen)| e.required && !**seen)
+    {
         let e = missing.0;
         return Err(format!(
             "the rendering does not show `{}{}@{}`",

@@ -52,8 +52,18 @@ pub fn token(i: usize) -> String {
 
 /// The override values (JSON, which is YAML) for a rendering: `enabled: true` for every
 /// disabled mapping on a candidate's path, and the candidates' parts as `render` asks.
+///
+/// Every rendering also sets `global.security.allowInsecureImages`: Bitnami's common library
+/// (its `common.errors.insecureImages`, called from NOTES.txt) fails any rendering whose images
+/// differ from the chart's own, and the value means nothing to other charts.
 pub fn overrides(images: &ValuesImages, render: Render) -> String {
     let mut root = Value::Object(Map::new());
+    set(
+        &mut root,
+        &["global".to_owned(), "security".to_owned()],
+        "allowInsecureImages",
+        Value::Bool(true),
+    );
     for path in &images.disabled {
         let on_a_path = images
             .candidates
@@ -72,7 +82,7 @@ pub fn overrides(images: &ValuesImages, render: Render) -> String {
 fn parts(root: &mut Value, i: usize, candidate: &Candidate, render: Render) {
     let path = &candidate.path;
     match (&candidate.shape, render) {
-        (_, Render::Original) => {}
+        (_, Render::Original) | (Shape::Inline(_), Render::Undigested) => {}
         (Shape::Inline(_), Render::Sentinels) => {
             let (parent, key) = path.split_at(path.len() - 1);
             let value = format!("{}:{}", repository(i), tag(i));
@@ -95,7 +105,6 @@ fn parts(root: &mut Value, i: usize, candidate: &Candidate, render: Render) {
                 Value::String(format!("{}:{tag}", repository(i))),
             );
         }
-        (Shape::Inline(_), Render::Undigested) => {}
         (
             Shape::Split {
                 registry: registry_part,

@@ -1,5 +1,6 @@
 //! The decision table and the proof, on renderings written out by hand as Helm prints them.
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use tagpin_reference::Digest;
@@ -35,9 +36,11 @@ labelled:
 fn rendering(images: &[&str], extra: &str) -> Rendered {
     let mut out = String::new();
     for (i, image) in images.iter().enumerate() {
-        out.push_str(&format!(
+        write!(
+            out,
             "---\n# Source: c/templates/d{i}.yaml\nspec:\n  containers:\n  - name: c{i}\n    image: {image}\n"
-        ));
+        )
+        .unwrap();
     }
     out.push_str(extra);
     Rendered::parse(&out)
@@ -230,6 +233,7 @@ fn the_proof_accepts_only_the_pinned_images() {
         name: "docker.io/bitnami/nginx".to_owned(),
         tag: None,
         digest: d.clone(),
+        required: true,
     }];
     assert_eq!(prove(&before, &after, &expected), Ok(()));
     // A label that changed too.
@@ -248,7 +252,7 @@ fn the_proof_accepts_only_the_pinned_images() {
     // The digest in a form the registry does not serve (`sha256:sha256:`) is not the pin.
     let doubled = rendering(
         &[
-            &format!("docker.io/bitnami/nginx@sha256:{}", d),
+            &format!("docker.io/bitnami/nginx@sha256:{d}"),
             "acme/app:2.0",
         ],
         "",
@@ -265,4 +269,10 @@ fn the_proof_accepts_only_the_pinned_images() {
             "the rendering does not show `docker.io/bitnami/nginx@{d}`"
         ))
     );
+    // One the chart may leave out need not show.
+    let optional = [Expected {
+        required: false,
+        ..expected[0].clone()
+    }];
+    assert_eq!(prove(&before, &before, &optional), Ok(()));
 }
