@@ -3,6 +3,7 @@
 
 mod action;
 mod bad_input;
+mod charts;
 mod check;
 mod config;
 mod context;

@@ -36,7 +36,7 @@ const IMAGES: &[(&str, Flavour)] = &[
 
 const REGISTRIES: [&str; 4] = ["docker.io", "gcr.io", "ghcr.io", "quay.io"];
 
-fn fixture_dir(name: &str) -> PathBuf {
+pub fn fixture_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name)
@@ -87,7 +87,7 @@ fn mtimes(dir: &Path) -> BTreeMap<String, SystemTime> {
 }
 
 /// `text` with every pushed digest written as `<digest:KEY>`.
-fn placeholders(text: &str, pushed: &BTreeMap<String, String>) -> String {
+pub fn placeholders(text: &str, pushed: &BTreeMap<String, String>) -> String {
     let text = pushed.iter().fold(text.to_owned(), |text, (key, digest)| {
         text.replace(digest.as_str(), &format!("<digest:{key}>"))
     });
@@ -102,7 +102,7 @@ fn hex(digest: &str) -> &str {
 }
 
 /// `text` with every `<digest:KEY>` replaced by the digest pushed for KEY.
-fn expand(text: &str, pushed: &BTreeMap<String, String>) -> String {
+pub fn expand(text: &str, pushed: &BTreeMap<String, String>) -> String {
     let expanded = pushed.iter().fold(text.to_owned(), |text, (key, digest)| {
         text.replace(&format!("<digest:{key}>"), digest)
             .replace(&format!("<hex:{key}>"), hex(digest))
@@ -127,7 +127,7 @@ fn expected(pushed: &BTreeMap<String, String>) -> BTreeMap<String, Vec<u8>> {
 
 /// Asserts the repository equals `expected`, file by file, showing the first difference.
 #[track_caller]
-fn assert_tree(root: &Path, expected: &BTreeMap<String, Vec<u8>>) {
+pub fn assert_tree(root: &Path, expected: &BTreeMap<String, Vec<u8>>) {
     let actual = tree(root);
     assert_eq!(
         actual.keys().collect::<Vec<_>>(),

@@ -221,7 +221,8 @@ impl Seen<'_> {
         let found = self.renderings.sentinels.occurrences(needle, &skip);
         found.first().map(|(document, line)| {
             let source = &self.renderings.sentinels.documents[*document].source;
-            format!("`{line}` in {source}")
+            // The sentinel means nothing to a reader: show where the value goes.
+            format!("`{}` in {source}", line.replace(needle, "…"))
         })
     }
 

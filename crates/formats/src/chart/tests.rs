@@ -155,7 +155,7 @@ fn each_shape_gets_the_edit_the_chart_renders() {
     };
     assert_eq!(
         reason,
-        "the tag also feeds `version: tpst4z` in c/templates/cr.yaml, which is not an image, and \
+        "the tag also feeds `version: …` in c/templates/cr.yaml, which is not an image, and \
          the chart renders no digest key for this map"
     );
 }

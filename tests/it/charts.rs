@@ -1,0 +1,221 @@
+//! Chart-aware values end to end: fixture charts shaped like real idioms (Bitnami's image
+//! helper, prometheus-community's `sha`, ingress-nginx's `registry`/`image`/`digest`, an
+//! `appVersion` default with a `v` prefix, a vendored subchart, a tag that is also a label or a
+//! custom resource's `version:`), pinned against the test registry and proven with real Helm.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::context::TestContext;
+use crate::pin::{assert_tree, copy_tree, expand, fixture_dir, placeholders, tree};
+use crate::registry::{Flavour, Registry};
+
+/// The images the charts render and tagpin may pin. The ones it must leave alone (a tag that
+/// feeds a label or a `version:`, a chart that does not render, values without their chart)
+/// are not pushed: looking them up would fail the run.
+const IMAGES: &[&str] = &[
+    "docker.io/bitnami/nginx:1.29.1-debian-12-r0",
+    "docker.io/bitnami/nginx-exporter:1.4.2-debian-12-r9",
+    "quay.io/prometheus/node-exporter:v1.8.2",
+    "registry.k8s.io/ingress-nginx/controller:v1.11.2",
+    "ghcr.io/acme/sub:1.0",
+    "ghcr.io/acme/sub:0.9",
+    "ghcr.io/acme/sidecar:1.2",
+];
+
+const REGISTRIES: [&str; 4] = ["docker.io", "quay.io", "registry.k8s.io", "ghcr.io"];
+
+struct Setup {
+    context: TestContext,
+    registry: Registry,
+}
+
+impl Setup {
+    fn new() -> Self {
+        let context = TestContext::new();
+        copy_tree(&fixture_dir("charts"), context.root());
+        let mut registry = Registry::start();
+        for key in IMAGES {
+            registry.push(key, Flavour::Image);
+        }
+        Self { context, registry }
+    }
+
+    fn run(&self, args: &[&str], helm: bool) -> crate::context::Run {
+        let mut all: Vec<String> = args.iter().map(|&arg| arg.to_owned()).collect();
+        all.extend(self.registry.mirror_args(REGISTRIES));
+        if helm {
+            all.extend(crate::helm::args());
+        }
+        self.context.run(all)
+    }
+
+    fn digest(&self, key: &str) -> &str {
+        &self.registry.pushed()[key]
+    }
+}
+
+/// What Helm renders for the chart at `chart`, by the shim the tests use.
+fn render(chart: &Path) -> String {
+    let output = std::process::Command::new(crate::helm::command())
+        .args(["template", "t"])
+        .arg(chart)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// `(path, line, reason)` of every reference `pin` left unwritten.
+fn unsupported(doc: &serde_json::Value) -> Vec<(String, u64, String)> {
+    doc["unsupported"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            (
+                u["path"].as_str().unwrap().to_owned(),
+                u["line"].as_u64().unwrap(),
+                u["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn charts_are_pinned_where_a_rendering_proves_it_and_nowhere_else() {
+    let setup = Setup::new();
+    let root = setup.context.root().to_owned();
+    let original = tree(&root);
+
+    let dry = setup.run(&["pin", ".", "--format", "json"], true);
+    dry.assert_code(0);
+    let doc = dry.json();
+    let left = unsupported(&doc);
+    let reason = |path: &str| -> &str {
+        &left
+            .iter()
+            .find(|(p, _, _)| p == path)
+            .unwrap_or_else(|| panic!("{path} is not reported: {left:?}"))
+            .2
+    };
+    assert!(
+        reason("label-tag/values.yaml").contains(
+            "the tag also feeds `app.kubernetes.io/version: \"…\"` in label-tag/templates/deployment.yaml"
+        ),
+        "{left:?}"
+    );
+    assert!(
+        reason("cr-version/values.yaml")
+            .contains("the tag also feeds `version: …` in cr-version/templates/prometheus.yaml"),
+        "{left:?}"
+    );
+    assert!(
+        reason("needs-dependency/values.yaml").starts_with("not proven: the chart does not render"),
+        "{left:?}"
+    );
+    assert!(
+        reason("env/prod-values.yaml")
+            .contains("the chart these values are for is not in this repository"),
+        "{left:?}"
+    );
+    assert_eq!(left.len(), 4, "{left:?}");
+    assert_eq!(doc["unresolved"], serde_json::json!([]), "{dry}");
+    assert_eq!(tree(&root), original, "a dry run wrote");
+
+    let write = setup.run(&["pin", ".", "--write"], true);
+    write.assert_code(0);
+    if std::env::var_os("TAGPIN_BLESS").is_some() {
+        let golden = fixture_dir("charts.expected");
+        let _ = std::fs::remove_dir_all(&golden);
+        for (path, bytes) in tree(&root) {
+            let text = placeholders(&String::from_utf8(bytes).unwrap(), setup.registry.pushed());
+            let target = golden.join(path);
+            std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+            std::fs::write(target, text).unwrap();
+        }
+    }
+    let golden: BTreeMap<String, Vec<u8>> = tree(&fixture_dir("charts.expected"))
+        .into_iter()
+        .map(|(path, bytes)| {
+            let text = String::from_utf8(bytes).unwrap();
+            (path, expand(&text, setup.registry.pushed()).into_bytes())
+        })
+        .collect();
+    assert_tree(&root, &golden);
+
+    // What each chart renders now: the pinned references, in the form its template builds.
+    let nginx = setup.digest("docker.io/bitnami/nginx:1.29.1-debian-12-r0");
+    let exporter = setup.digest("docker.io/bitnami/nginx-exporter:1.4.2-debian-12-r9");
+    let bitnami = render(&root.join("bitnami-style"));
+    assert!(
+        bitnami.contains(&format!("image: docker.io/bitnami/nginx@{nginx}\n")),
+        "{bitnami}"
+    );
+    let node = setup.digest("quay.io/prometheus/node-exporter:v1.8.2");
+    let prometheus = render(&root.join("prometheus-sha"));
+    assert!(
+        prometheus.contains(&format!(
+            "image: \"quay.io/prometheus/node-exporter:v1.8.2@{node}\"\n"
+        )),
+        "{prometheus}"
+    );
+    let controller = setup.digest("registry.k8s.io/ingress-nginx/controller:v1.11.2");
+    let ingress = render(&root.join("ingress-style"));
+    assert!(
+        ingress.contains(&format!(
+            "image: \"registry.k8s.io/ingress-nginx/controller:v1.11.2@{controller}\"\n"
+        )),
+        "{ingress}"
+    );
+    let sub = setup.digest("ghcr.io/acme/sub:1.0");
+    let umbrella = render(&root.join("umbrella"));
+    assert!(
+        umbrella.contains(&format!("image: \"ghcr.io/acme/sub:1.0@{sub}\"\n")),
+        "{umbrella}"
+    );
+    // The metrics container is off by default; with it on, it is pinned too.
+    let values = std::fs::read_to_string(root.join("bitnami-style/values.yaml")).unwrap();
+    assert!(
+        values.contains(&format!("    digest: \"{exporter}\"\n")),
+        "{values}"
+    );
+
+    // Every map is pinned now, or reported: a second run changes nothing.
+    let again = setup.run(&["pin", ".", "--write"], true);
+    again.assert_code(0);
+    assert!(again.stderr.contains("pinned 0, refreshed 0"), "{again}");
+    assert_tree(&root, &golden);
+}
+
+#[test]
+fn without_helm_no_split_map_is_written() {
+    let setup = Setup::new();
+    let root = setup.context.root().to_owned();
+    let original = tree(&root);
+    let run = setup.run(&["pin", ".", "--write", "--format", "json"], false);
+    run.assert_code(0);
+    let doc = run.json();
+    // Only the string written whole (a values file's `sidecar.image`) and the subchart's
+    // nothing: every split map waits for a rendering.
+    let edits: Vec<(&str, u64)> = doc["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["path"].as_str().unwrap(), e["line"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(edits, [("env/prod-values.yaml", 6)], "{run}");
+    let left = unsupported(&doc);
+    assert!(
+        left.iter()
+            .any(|(path, _, reason)| path == "bitnami-style/values.yaml"
+                && reason.contains("no Helm to render the chart with")),
+        "{left:?}"
+    );
+    let after = tree(&root);
+    for (path, bytes) in &original {
+        if path != "env/prod-values.yaml" {
+            assert_eq!(&after[path], bytes, "{path} changed");
+        }
+    }
+}
