@@ -219,3 +219,178 @@ fn without_helm_no_split_map_is_written() {
         }
     }
 }
+
+/// The Bitnami charts of `../shared/corpus/bitnami` (see its SOURCE.md), with their `common`
+/// dependency vendored into each chart's `charts/` as `helm dependency build` would.
+fn bitnami_corpus(into: &Path) -> bool {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/bitnami/bitnami");
+    if !corpus.join("common/Chart.yaml").is_file() {
+        // Straight to the process's stderr, past the test harness's capture, so it shows.
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            format!(
+                "SKIPPED: the Bitnami corpus is not at {}\n",
+                corpus.display()
+            )
+            .as_bytes(),
+        );
+        return false;
+    }
+    copy_tree(&corpus, into);
+    for entry in std::fs::read_dir(into).unwrap() {
+        let chart = entry.unwrap().path();
+        if chart.join("Chart.yaml").is_file() && !chart.ends_with("common") {
+            copy_tree(&corpus.join("common"), &chart.join("charts/common"));
+        }
+    }
+    true
+}
+
+#[test]
+fn every_bitnami_values_edit_renders_as_the_pushed_digest() {
+    let context = TestContext::new();
+    let root = context.root().to_owned();
+    if !bitnami_corpus(&root) {
+        return;
+    }
+    let helm = crate::helm::args();
+    let scan = context.run(["scan", ".", "--format", "json", &helm[0], &helm[1]]);
+    scan.assert_code(0);
+    let doc = scan.json();
+    assert_eq!(doc["errors"], serde_json::json!([]), "{scan}");
+    // Push every image tagpin will look up, as `registry/repository:tag`.
+    let mut registry = Registry::start();
+    let mut registries = std::collections::BTreeSet::new();
+    for reference in doc["references"].as_array().unwrap() {
+        if reference["status"] != "floating" || reference.get("unwritable").is_some() {
+            continue;
+        }
+        let key = format!(
+            "{}/{}:{}",
+            reference["registry"].as_str().unwrap(),
+            reference["repository"].as_str().unwrap(),
+            reference["tag"].as_str().unwrap()
+        );
+        if !registry.pushed().contains_key(&key) {
+            registry.push(&key, Flavour::Image);
+        }
+        registries.insert(reference["registry"].as_str().unwrap().to_owned());
+    }
+    assert!(registry.pushed().len() >= 10, "{:?}", registry.pushed());
+    let original = tree(&root);
+
+    let mut args: Vec<String> = ["pin", ".", "--write", "--format", "json"]
+        .map(str::to_owned)
+        .into();
+    args.extend(registry.mirror_args(registries.iter().map(String::as_str)));
+    args.extend(helm.clone());
+    let pin = context.run(&args);
+    pin.assert_code(0);
+    let doc = pin.json();
+    assert_eq!(doc["unresolved"], serde_json::json!([]), "{pin}");
+    let edits = doc["edits"].as_array().unwrap();
+    let values_edits: Vec<&serde_json::Value> = edits
+        .iter()
+        .filter(|e| e["path"].as_str().unwrap().ends_with("values.yaml"))
+        .collect();
+    assert!(values_edits.len() >= 15, "{pin}");
+
+    // Each values edit renders, with real Helm, as `name:tag@digest` or, where Bitnami's
+    // helper drops the tag once a digest is set, `name@digest`; the digest is the one pushed.
+    let mut renders = BTreeMap::new();
+    for edit in &values_edits {
+        let path = edit["path"].as_str().unwrap();
+        let chart = path.split('/').next().unwrap().to_owned();
+        let rendered = renders
+            .entry(chart.clone())
+            .or_insert_with(|| render_enabled(&root.join(&chart)));
+        let (image, tag) = (
+            edit["image"].as_str().unwrap(),
+            edit["tag"].as_str().unwrap(),
+        );
+        let digest = edit["new_digest"].as_str().unwrap();
+        assert_eq!(
+            registry.pushed()[&format!("{image}:{tag}")],
+            digest,
+            "{edit}"
+        );
+        let with_tag = format!("{image}:{tag}@{digest}");
+        let without_tag = format!("{image}@{digest}");
+        assert!(
+            rendered.contains(&with_tag) || rendered.contains(&without_tag),
+            "{path}: {with_tag} is not rendered:\n{rendered}"
+        );
+    }
+
+    // No byte changes outside the edits: every changed line holds a new digest.
+    let after = tree(&root);
+    let digests: Vec<&str> = edits
+        .iter()
+        .map(|e| e["new_digest"].as_str().unwrap())
+        .collect();
+    for (path, bytes) in &original {
+        let (old, new) = (
+            String::from_utf8_lossy(bytes),
+            String::from_utf8_lossy(&after[path]),
+        );
+        let (old_lines, new_lines): (Vec<&str>, Vec<&str>) = (
+            old.split_inclusive('\n').collect(),
+            new.split_inclusive('\n').collect(),
+        );
+        assert_eq!(old_lines.len(), new_lines.len(), "{path}");
+        for (old_line, new_line) in old_lines.iter().zip(&new_lines) {
+            if old_line != new_line {
+                assert!(
+                    digests.iter().any(|d| new_line.contains(d)),
+                    "{path}: `{old_line}` became `{new_line}`"
+                );
+            }
+        }
+    }
+
+    // Every map left alone is reported with the reason.
+    let again = context.run(["scan", ".", "--format", "json", &helm[0], &helm[1]]);
+    for reference in again.json()["references"].as_array().unwrap() {
+        let path = reference["path"].as_str().unwrap();
+        if reference["status"] == "floating" && path.ends_with("values.yaml") {
+            assert!(reference.get("unwritable").is_some(), "{reference}");
+        }
+    }
+}
+
+/// Everything the chart at `chart` renders: with its defaults, and with each top-level
+/// section that has `enabled: false` turned on in its own rendering (one may need values of
+/// its own, and then does not render), Bitnami's check of modified images off.
+fn render_enabled(chart: &Path) -> String {
+    let text = std::fs::read_to_string(chart.join("values.yaml")).unwrap();
+    let mut sections = vec![None];
+    let mut section = None;
+    for line in text.lines() {
+        if !line.starts_with([' ', '#']) && line.ends_with(':') {
+            section = Some(line.trim_end_matches(':'));
+        } else if line == "  enabled: false" {
+            sections.push(section);
+        }
+    }
+    let mut all = String::new();
+    for section in sections {
+        let mut flags = String::from("global:\n  security:\n    allowInsecureImages: true\n");
+        if let Some(section) = section {
+            flags.push_str(section);
+            flags.push_str(":\n  enabled: true\n");
+        }
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), &flags).unwrap();
+        let output = std::process::Command::new(crate::helm::command())
+            .args(["template", "t"])
+            .arg(chart)
+            .arg("--values")
+            .arg(file.path())
+            .output()
+            .unwrap();
+        if output.status.success() {
+            all.push_str(&String::from_utf8(output.stdout).unwrap());
+        }
+    }
+    all
+}

@@ -35,6 +35,8 @@ pub struct ChartValues {
     /// The overrides of the original rendering (`enabled` flags on the candidates' paths).
     flags: String,
     original: Rendered,
+    /// The original values rendered a second time: what differs is the chart's randomness.
+    again: Rendered,
     /// `(line, column)` of the findings the renderings decided, and of those whose chart
     /// drops the tag when a digest is set.
     decided: BTreeSet<(usize, usize)>,
@@ -163,6 +165,7 @@ fn render_and_decide(
         }
         Err(error) => return Err(error),
     };
+    let again = render(&images, Render::Original)?;
     let renderings = Renderings {
         sentinels: render(&images, Render::Sentinels)?,
         names: render(&images, Render::Names)?,
@@ -187,6 +190,7 @@ fn render_and_decide(
         chart: chart.to_owned(),
         flags: chart::overrides(&images, Render::Original),
         original,
+        again,
         decided,
         drops_tag,
     })
@@ -230,7 +234,7 @@ impl ChartValues {
                 }
             })
             .collect();
-        chart::prove(&self.original, &after, &expected)
+        chart::prove(&self.original, &self.again, &after, &expected)
     }
 }
 

@@ -1,6 +1,8 @@
 //! The proof that a chart's values edits change nothing but the images they pin: the chart
 //! rendered with the edited values against the chart rendered with the values as they were.
 
+use std::collections::BTreeSet;
+
 use tagpin_reference::Digest;
 
 use super::rendered::{Image, Rendered};
@@ -20,7 +22,18 @@ pub struct Expected {
 /// Checks that `after` differs from `before` only in image references that became one of
 /// `expected` (each required one showing at least once) with the name they had. The error says
 /// what else changed, or what did not.
-pub fn prove(before: &Rendered, after: &Rendered, expected: &[Expected]) -> Result<(), String> {
+///
+/// `again` is a second rendering of the values `before` was rendered with: the lines where
+/// the two differ are the chart's own randomness (`randAlphaNum` passwords, `genCA`
+/// certificates) and say nothing of the edit. A chart whose renderings differ in shape
+/// cannot be compared.
+pub fn prove(
+    before: &Rendered,
+    again: &Rendered,
+    after: &Rendered,
+    expected: &[Expected],
+) -> Result<(), String> {
+    let noise = noise(before, again)?;
     if before.documents.len() != after.documents.len() {
         return Err(format!(
             "the rendering changes from {} documents to {}",
@@ -46,11 +59,11 @@ pub fn prove(before: &Rendered, after: &Rendered, expected: &[Expected]) -> Resu
             ));
         }
         let mut offsets = (0, 0);
-        for (old_line, new_line) in old_lines.iter().zip(&new_lines) {
+        for (number, (old_line, new_line)) in old_lines.iter().zip(&new_lines).enumerate() {
             let at = offsets;
             offsets.0 += old_line.len() + 1;
             offsets.1 += new_line.len() + 1;
-            if old_line == new_line {
+            if old_line == new_line || noise.contains(&(index, number)) {
                 continue;
             }
             let on_line = |images: &[Image], start: usize, len: usize| -> Vec<Image> {
@@ -69,7 +82,7 @@ pub fn prove(before: &Rendered, after: &Rendered, expected: &[Expected]) -> Resu
             let unexpected = || {
                 format!(
                     "the rendering also changes `{}` in {}",
-                    new_line.trim(),
+                    key_of(new_line),
                     new.source
                 )
             };
@@ -88,20 +101,26 @@ pub fn prove(before: &Rendered, after: &Rendered, expected: &[Expected]) -> Resu
             else {
                 return Err(unexpected());
             };
-            let matched = expected.iter().position(|e| {
-                e.name == new_ref.name_as_written()
+            // Two maps may hold the same image (Bitnami's os-shell for permissions and for
+            // sysctl): one rendered line shows them all.
+            let mut matched = false;
+            for (e, seen) in expected.iter().zip(seen.iter_mut()) {
+                if e.name == new_ref.name_as_written()
                     && e.name == old_ref.name_as_written()
                     && e.tag.as_deref() == new_ref.tag()
                     && Some(&e.digest) == new_ref.digest()
-            });
-            let Some(matched) = matched else {
+                {
+                    *seen = true;
+                    matched = true;
+                }
+            }
+            if !matched {
                 return Err(format!(
                     "the rendering changes `{old_ref}` into `{new_ref}` in {}, not into the pinned \
                      reference",
                     new.source
                 ));
-            };
-            seen[matched] = true;
+            }
         }
     }
     if let Some(missing) = expected
@@ -121,4 +140,37 @@ pub fn prove(before: &Rendered, after: &Rendered, expected: &[Expected]) -> Resu
         ));
     }
     Ok(())
+}
+
+/// `(document, line)` of every line where two renderings of the same values differ.
+fn noise(before: &Rendered, again: &Rendered) -> Result<BTreeSet<(usize, usize)>, String> {
+    let random = || "the chart renders differently each time, in more than values".to_owned();
+    if before.documents.len() != again.documents.len() {
+        return Err(random());
+    }
+    let mut noise = BTreeSet::new();
+    for (index, (one, two)) in before.documents.iter().zip(&again.documents).enumerate() {
+        let (one, two): (Vec<&str>, Vec<&str>) =
+            (one.text.lines().collect(), two.text.lines().collect());
+        if one.len() != two.len() {
+            return Err(random());
+        }
+        noise.extend(
+            one.iter()
+                .zip(&two)
+                .enumerate()
+                .filter(|(_, (a, b))| a != b)
+                .map(|(number, _)| (index, number)),
+        );
+    }
+    Ok(noise)
+}
+
+/// What a report shows of a rendered line: its key, never its value (it may be a secret).
+fn key_of(line: &str) -> String {
+    let line = line.trim();
+    match line.split_once(':') {
+        Some((key, _)) => format!("{key}: …"),
+        None => line.chars().take(40).collect::<String>() + "…",
+    }
 }

@@ -235,7 +235,7 @@ fn the_proof_accepts_only_the_pinned_images() {
         digest: d.clone(),
         required: true,
     }];
-    assert_eq!(prove(&before, &after, &expected), Ok(()));
+    assert_eq!(prove(&before, &before, &after, &expected), Ok(()));
     // A label that changed too.
     let labelled = rendering(
         &[&format!("docker.io/bitnami/nginx@{d}"), "acme/app:2.0"],
@@ -246,8 +246,31 @@ fn the_proof_accepts_only_the_pinned_images() {
         "---\n# Source: c/templates/x.yaml\nmetadata:\n  labels:\n    version: old\n",
     );
     assert_eq!(
-        prove(&before_labelled, &labelled, &expected),
-        Err("the rendering also changes `version: new` in c/templates/x.yaml".to_owned())
+        prove(&before_labelled, &before_labelled, &labelled, &expected),
+        Err("the rendering also changes `version: …` in c/templates/x.yaml".to_owned())
+    );
+    // A line the chart renders differently each time (a generated password) is not the edit's.
+    let secret = |password: &str, image: &str| {
+        rendering(
+            &[image, "acme/app:2.0"],
+            &format!("---\n# Source: c/templates/secret.yaml\ndata:\n  password: {password}\n"),
+        )
+    };
+    let pinned = format!("docker.io/bitnami/nginx@{d}");
+    assert_eq!(
+        prove(
+            &secret("YWJj", "docker.io/bitnami/nginx:1.29.1"),
+            &secret("ZGVm", "docker.io/bitnami/nginx:1.29.1"),
+            &secret("Z2hp", &pinned),
+            &expected
+        ),
+        Ok(())
+    );
+    // Without the second rendering, it is a change, and its value is not shown.
+    let same = secret("YWJj", "docker.io/bitnami/nginx:1.29.1");
+    assert_eq!(
+        prove(&same, &same, &secret("Z2hp", &pinned), &expected),
+        Err("the rendering also changes `password: …` in c/templates/secret.yaml".to_owned())
     );
     // The digest in a form the registry does not serve (`sha256:sha256:`) is not the pin.
     let doubled = rendering(
@@ -261,10 +284,10 @@ fn the_proof_accepts_only_the_pinned_images() {
         tag: Some("1.29.1".to_owned()),
         ..expected[0].clone()
     }];
-    assert!(prove(&before, &doubled, &wrong).is_err());
+    assert!(prove(&before, &before, &doubled, &wrong).is_err());
     // An expected pin that does not show.
     assert_eq!(
-        prove(&before, &before, &expected),
+        prove(&before, &before, &before, &expected),
         Err(format!(
             "the rendering does not show `docker.io/bitnami/nginx@{d}`"
         ))
@@ -274,5 +297,5 @@ fn the_proof_accepts_only_the_pinned_images() {
         required: false,
         ..expected[0].clone()
     }];
-    assert_eq!(prove(&before, &before, &optional), Ok(()));
+    assert_eq!(prove(&before, &before, &before, &optional), Ok(()));
 }
