@@ -66,6 +66,15 @@ impl Endpoint {
         Url::parse(&text).expect("registry, repository and tag come from a parsed reference")
     }
 
+    /// `<scheme>://<host>/v2/<repository>/blobs/<digest>`.
+    pub fn blob_url(&self, digest: &str) -> Url {
+        let text = format!(
+            "{}://{}/v2/{}/blobs/{digest}",
+            self.scheme, self.host, self.repository
+        );
+        Url::parse(&text).expect("registry, repository and digest come from parsed values")
+    }
+
     /// The token scope for pulling this repository.
     pub fn pull_scope(&self) -> String {
         format!("repository:{}:pull", self.repository)

@@ -104,6 +104,15 @@ pub enum ResolveError {
         #[source]
         source: Option<std::io::Error>,
     },
+    /// A manifest fetched by digest is not one tagpin can read (not JSON, no entries, no
+    /// config).
+    #[error("{url}: unreadable manifest: {problem}")]
+    BadManifest {
+        url: Url,
+        problem: &'static str,
+        #[source]
+        source: Option<serde_json::Error>,
+    },
     /// The manifest body is over the size a registry may serve.
     #[error("{url}: the manifest is larger than {limit} bytes")]
     TooLarge { url: Url, limit: usize },
@@ -154,7 +163,7 @@ pub enum ResolveError {
 
 impl ResolveError {
     /// A short stable code for reports and JSON: `not-found`, `unauthorized`, `rate-limited`,
-    /// `timeout`, `bad-digest`, `unexpected-status`, `bad-token`, `transport`, `credentials`,
+    /// `timeout`, `bad-digest`, `bad-manifest`, `unexpected-status`, `bad-token`, `transport`, `credentials`,
     /// `deadline`. A lookup the circuit breaker saved has the kind of the failure that opened it.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -167,6 +176,7 @@ impl ResolveError {
             | Self::BadEncoding { .. }
             | Self::TooLarge { .. } => "bad-digest",
             Self::HostDown { kind, .. } => kind,
+            Self::BadManifest { .. } => "bad-manifest",
             Self::Deadline { .. } => "deadline",
             Self::Status { .. } => "unexpected-status",
             Self::BadToken { .. } => "bad-token",
@@ -186,6 +196,7 @@ impl ResolveError {
             | Self::InvalidDigest { url, .. }
             | Self::BadEncoding { url, .. }
             | Self::TooLarge { url, .. }
+            | Self::BadManifest { url, .. }
             | Self::HostDown { url, .. }
             | Self::Deadline { url, .. }
             | Self::Status { url, .. }

@@ -43,6 +43,7 @@ mod endpoint;
 mod error;
 mod http;
 mod limits;
+mod manifest;
 mod mirror;
 mod resolve;
 mod retry;
@@ -53,6 +54,7 @@ use std::time::Duration;
 
 pub use credentials::Credentials;
 pub use error::{Error, ResolveError};
+pub use manifest::{Child, DigestKey, Manifest, Manifests, Platform, PlatformError};
 pub use mirror::Mirror;
 pub use resolve::{MANIFEST_ACCEPT, Resolution, Resolver};
 pub use retry::RetryPolicy;

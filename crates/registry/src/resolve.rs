@@ -32,7 +32,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Resolves tags to manifest digests. Cheap to share: one HTTP client, one token cache.
 pub struct Resolver {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
 /// The digests of a run, one result per distinct tag, and what the run cost.
@@ -42,11 +42,11 @@ pub struct Resolution {
     pub stats: Stats,
 }
 
-struct Inner {
+pub(crate) struct Inner {
     http: Http,
     auth: Auth,
-    mirrors: Vec<Mirror>,
-    insecure: Vec<String>,
+    pub(crate) mirrors: Vec<Mirror>,
+    pub(crate) insecure: Vec<String>,
     deadline: Option<Duration>,
 }
 
@@ -217,7 +217,7 @@ impl Inner {
 
     /// Sends a manifest request, authenticating up front when the host's challenge is known and
     /// once more after a 401.
-    async fn fetch(
+    pub(crate) async fn fetch(
         &self,
         stats: &Recorder,
         endpoint: &Endpoint,
@@ -309,7 +309,10 @@ fn header_digest(url: &Url, headers: &HeaderMap) -> Result<Option<Digest>, Resol
     clippy::result_large_err,
     reason = "one error per failed lookup; its URL is what makes it large"
 )]
-fn decode<'a>(url: &Url, reply: &'a Reply) -> Result<std::borrow::Cow<'a, [u8]>, ResolveError> {
+pub(crate) fn decode<'a>(
+    url: &Url,
+    reply: &'a Reply,
+) -> Result<std::borrow::Cow<'a, [u8]>, ResolveError> {
     use std::io::Read as _;
     let codings: Vec<String> = reply
         .headers
@@ -350,7 +353,7 @@ fn decode<'a>(url: &Url, reply: &'a Reply) -> Result<std::borrow::Cow<'a, [u8]>,
     Ok(body)
 }
 
-fn hash(algorithm: DigestAlgorithm, body: &[u8]) -> Digest {
+pub(crate) fn hash(algorithm: DigestAlgorithm, body: &[u8]) -> Digest {
     let bytes = match algorithm {
         DigestAlgorithm::Sha256 => Sha256::digest(body).to_vec(),
         DigestAlgorithm::Sha512 => Sha512::digest(body).to_vec(),
@@ -359,7 +362,7 @@ fn hash(algorithm: DigestAlgorithm, body: &[u8]) -> Digest {
 }
 
 /// The error for a final non-success reply.
-fn status_error(url: &Url, reply: &Reply) -> ResolveError {
+pub(crate) fn status_error(url: &Url, reply: &Reply) -> ResolveError {
     let url = redact(url);
     match reply.status.as_u16() {
         404 => ResolveError::NotFound {

@@ -38,6 +38,24 @@ impl Stats {
             .map_or(0, |statuses| statuses.values().sum())
     }
 
+    /// Adds the figures of `other` (another call on the same run) to these.
+    pub fn merge(&mut self, other: Stats) {
+        for (method, statuses) in other.requests {
+            let mine = self.requests.entry(method).or_default();
+            for (status, count) in statuses {
+                *mine.entry(status).or_default() += count;
+            }
+        }
+        self.tokens_fetched += other.tokens_fetched;
+        self.retries += other.retries;
+        self.lookups += other.lookups;
+        self.deduplicated += other.deduplicated;
+        self.ratelimit_remaining = match (self.ratelimit_remaining, other.ratelimit_remaining) {
+            (Some(a), Some(b)) => Some(if b.remaining < a.remaining { b } else { a }),
+            (a, b) => a.or(b),
+        };
+    }
+
     /// All requests sent.
     pub fn total_requests(&self) -> u64 {
         self.requests.values().flat_map(BTreeMap::values).sum()

@@ -37,6 +37,18 @@ enum Flavour {
     Docker,
 }
 
+/// A single-platform image pushed by digest (untagged), to list in an index with
+/// [`TestRegistry::push_index_of`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlatformImage {
+    /// `os/architecture[/variant]`, as the index lists it.
+    pub platform: String,
+    /// The manifest digest.
+    pub digest: String,
+    media_type: &'static str,
+    size: usize,
+}
+
 /// A manifest as pushed: the exact bytes and their digest.
 struct Pushed {
     digest: String,
@@ -66,7 +78,9 @@ impl TestRegistry {
     /// Pushes a single-platform OCI image with unique content to `repository:tag`; returns the
     /// manifest digest (`sha256:` of the exact bytes pushed).
     pub async fn push_image(&self, repository: &str, tag: &str) -> String {
-        let manifest = self.push_platform(repository, Flavour::Oci, "amd64").await;
+        let manifest = self
+            .push_platform(repository, Flavour::Oci, "linux/amd64")
+            .await;
         self.put_manifest(repository, tag, manifest.0.media_type, manifest.1)
             .await
     }
@@ -83,10 +97,57 @@ impl TestRegistry {
         self.push_multi(repository, tag, Flavour::Docker).await
     }
 
+    /// Pushes a single-platform OCI image with unique content for `platform`
+    /// (`os/architecture[/variant]`) by its digest, untagged.
+    pub async fn push_platform_image(&self, repository: &str, platform: &str) -> PlatformImage {
+        let (pushed, body) = self.push_platform(repository, Flavour::Oci, platform).await;
+        self.put_manifest(repository, &pushed.digest, pushed.media_type, body)
+            .await;
+        PlatformImage {
+            platform: platform.to_owned(),
+            digest: pushed.digest,
+            media_type: pushed.media_type,
+            size: pushed.size,
+        }
+    }
+
+    /// Pushes an OCI image index listing `children` (pushed with
+    /// [`Self::push_platform_image`]) to `repository:tag`; returns the index digest. Every
+    /// index gets a unique annotation, as a re-signed or rebuilt index would: pushing the same
+    /// children again moves the tag.
+    pub async fn push_index_of(
+        &self,
+        repository: &str,
+        tag: &str,
+        children: &[PlatformImage],
+    ) -> String {
+        let entries: Vec<Value> = children
+            .iter()
+            .map(|child| {
+                json!({
+                    "mediaType": child.media_type,
+                    "digest": child.digest,
+                    "size": child.size,
+                    "platform": platform_json(&child.platform),
+                })
+            })
+            .collect();
+        let index = json!({
+            "schemaVersion": 2,
+            "mediaType": OCI_INDEX,
+            "manifests": entries,
+            "annotations": {"tagpin.test.nonce": unique()},
+        });
+        self.put_manifest(repository, tag, OCI_INDEX, to_bytes(&index))
+            .await
+    }
+
     /// Pushes one single-platform image and tags it as each of `tags` (concurrently, 16 at a
     /// time); returns the manifest digest all the tags share.
     pub async fn push_image_tags(&self, repository: &str, tags: &[String]) -> String {
-        let (pushed, body) = self.push_platform(repository, Flavour::Oci, "amd64").await;
+        let (pushed, body) = self
+            .push_platform(repository, Flavour::Oci, "linux/amd64")
+            .await;
         let mut pending = tags.iter();
         loop {
             let batch: Vec<_> = pending
@@ -132,7 +193,7 @@ impl TestRegistry {
 
     async fn push_multi(&self, repository: &str, tag: &str, flavour: Flavour) -> String {
         let mut entries = Vec::new();
-        for architecture in ["amd64", "arm64"] {
+        for architecture in ["linux/amd64", "linux/arm64"] {
             let (pushed, body) = self.push_platform(repository, flavour, architecture).await;
             self.put_manifest(repository, &pushed.digest, pushed.media_type, body)
                 .await;
@@ -140,7 +201,7 @@ impl TestRegistry {
                 "mediaType": pushed.media_type,
                 "digest": pushed.digest,
                 "size": pushed.size,
-                "platform": {"architecture": architecture, "os": "linux"},
+                "platform": platform_json(architecture),
             }));
         }
         let media_type = match flavour {
@@ -162,7 +223,7 @@ impl TestRegistry {
         &self,
         repository: &str,
         flavour: Flavour,
-        architecture: &str,
+        platform: &str,
     ) -> (Pushed, Vec<u8>) {
         let (manifest_type, config_type, layer_type) = match flavour {
             Flavour::Oci => (OCI_MANIFEST, OCI_CONFIG, OCI_LAYER),
@@ -171,12 +232,11 @@ impl TestRegistry {
         let nonce = unique();
         let layer = format!("tagpin test layer {nonce}").into_bytes();
         let layer_digest = sha256(&layer);
-        let config = to_bytes(&json!({
-            "architecture": architecture,
-            "os": "linux",
-            "config": {"Labels": {"tagpin.test.nonce": nonce}},
-            "rootfs": {"type": "layers", "diff_ids": [layer_digest]},
-        }));
+        let mut config = platform_json(platform);
+        config["created"] = json!(CREATED);
+        config["config"] = json!({"Labels": {"tagpin.test.nonce": nonce}});
+        config["rootfs"] = json!({"type": "layers", "diff_ids": [layer_digest]});
+        let config = to_bytes(&config);
         let config_digest = sha256(&config);
         let manifest = json!({
             "schemaVersion": 2,
@@ -225,6 +285,22 @@ impl TestRegistry {
             .expect("authenticated lock")
             .insert(repository);
     }
+}
+
+/// The creation time every test image's config carries.
+pub const CREATED: &str = "2026-11-28T09:30:00Z";
+
+/// `{"os", "architecture"[, "variant"]}` of `os/architecture[/variant]`.
+fn platform_json(platform: &str) -> Value {
+    let mut parts = platform.split('/');
+    let (Some(os), Some(architecture)) = (parts.next(), parts.next()) else {
+        panic!("platform {platform:?} is not os/architecture[/variant]");
+    };
+    let mut value = json!({"architecture": architecture, "os": os});
+    if let Some(variant) = parts.next() {
+        value["variant"] = json!(variant);
+    }
+    value
 }
 
 fn to_bytes(value: &Value) -> Vec<u8> {

@@ -23,6 +23,6 @@ mod images;
 mod proxy;
 mod registry;
 
-pub use images::media_types;
+pub use images::{CREATED, PlatformImage, media_types};
 pub use proxy::{FaultProxy, RequestCount};
 pub use registry::{REGISTRY_BIN_ENV, TestRegistry};

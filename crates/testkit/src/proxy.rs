@@ -31,6 +31,8 @@ struct ProxyState {
     client: reqwest::Client,
     latency: Mutex<Duration>,
     rules: Mutex<Vec<Rule>>,
+    /// Exact paths forwarded as another path (a registry serving the wrong content).
+    rewrites: Mutex<BTreeMap<String, String>>,
     counts: Mutex<BTreeMap<(String, String), u64>>,
 }
 
@@ -52,6 +54,7 @@ impl FaultProxy {
                 .expect("build the proxy's client"),
             latency: Mutex::new(Duration::ZERO),
             rules: Mutex::new(Vec::new()),
+            rewrites: Mutex::new(BTreeMap::new()),
             counts: Mutex::new(BTreeMap::new()),
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -101,9 +104,20 @@ impl FaultProxy {
         );
     }
 
+    /// Forwards requests for exactly `path` as requests for `to`: the answer is another
+    /// resource's, as from a registry that serves the wrong content.
+    pub fn rewrite_path(&self, path: &str, to: &str) {
+        self.state
+            .rewrites
+            .lock()
+            .expect("rewrites lock")
+            .insert(path.to_owned(), to.to_owned());
+    }
+
     /// Forwards everything again.
     pub fn clear_rules(&self) {
         self.state.rules.lock().expect("rules lock").clear();
+        self.state.rewrites.lock().expect("rewrites lock").clear();
     }
 
     /// Every (method, path) seen, with counts, sorted.
@@ -182,6 +196,13 @@ async fn forward(State(state): State<Arc<ProxyState>>, request: Request) -> Resp
         Ok(body) => body,
         Err(error) => return bad_gateway(&error.to_string()),
     };
+    let path = state
+        .rewrites
+        .lock()
+        .expect("rewrites lock")
+        .get(&path)
+        .cloned()
+        .unwrap_or(path);
     let url = format!("http://{}{path}", state.upstream);
     let upstream = state
         .client

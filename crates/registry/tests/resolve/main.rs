@@ -5,6 +5,7 @@
 mod canary;
 mod faults;
 mod limits;
+mod manifests;
 mod real_registry;
 mod support;
 mod token;

@@ -1,0 +1,102 @@
+//! Manifests by digest against the real registry: what an index lists, an image's platform
+//! and creation time from its config, and bodies checked against the digest asked for.
+
+use tagpin_registry::{Digest, DigestKey, Manifest, Platform, Resolver};
+use tagpin_testkit::{CREATED, FaultProxy, TestRegistry};
+
+use crate::support::{fast_options, key};
+
+fn digest(text: &str) -> Digest {
+    Digest::parse(text).unwrap()
+}
+
+fn platform(text: &str) -> Platform {
+    text.parse().unwrap()
+}
+
+#[tokio::test]
+async fn an_index_lists_its_children_and_an_image_its_platform() {
+    let registry = TestRegistry::start().await;
+    let host = registry.host();
+    let amd64 = registry.push_platform_image("org/img", "linux/amd64").await;
+    let arm = registry
+        .push_platform_image("org/img", "linux/arm/v7")
+        .await;
+    let index = registry
+        .push_index_of("org/img", "1.0", &[amd64.clone(), arm.clone()])
+        .await;
+    let image = registry.push_image("org/single", "1.0").await;
+    let resolver = Resolver::new(fast_options()).unwrap();
+    let index_key = DigestKey::new(&key(&host, "org/img", "1.0"), digest(&index));
+    let image_key = DigestKey::new(&key(&host, "org/single", "1.0"), digest(&image));
+    let fetched = resolver
+        .manifests([index_key.clone(), image_key.clone(), index_key.clone()])
+        .await;
+    let Ok(Manifest::Index { children, .. }) = &fetched.manifests[&index_key] else {
+        panic!("{:?}", fetched.manifests[&index_key]);
+    };
+    let listed: Vec<(String, String)> = children
+        .iter()
+        .map(|c| {
+            (
+                c.platform.clone().unwrap().to_string(),
+                c.digest.to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("linux/amd64".to_owned(), amd64.digest.clone()),
+            ("linux/arm/v7".to_owned(), arm.digest.clone()),
+        ]
+    );
+    assert_eq!(
+        fetched.manifests[&image_key].as_ref().unwrap(),
+        &Manifest::Image {
+            digest: digest(&image),
+            platform: Some(platform("linux/amd64")),
+            created: Some(CREATED.to_owned()),
+        }
+    );
+    // The index: one GET; the image: its manifest and its config. The repeat is not fetched.
+    assert_eq!(
+        fetched.stats.requests_with_method("GET"),
+        3,
+        "{:?}",
+        fetched.stats
+    );
+    assert_eq!(fetched.stats.total_requests(), 3, "{:?}", fetched.stats);
+}
+
+#[tokio::test]
+async fn a_body_that_does_not_hash_to_the_digest_is_refused() {
+    let registry = TestRegistry::start().await;
+    let pushed = registry.push_image("org/img", "1.0").await;
+    let other = registry.push_image("org/other", "1.0").await;
+    // The proxy serves org/other's manifest when org/img's digest is asked for.
+    let proxy = FaultProxy::start(registry.host()).await;
+    proxy.rewrite_path(
+        &format!("/v2/org/img/manifests/{pushed}"),
+        &format!("/v2/org/other/manifests/{other}"),
+    );
+    let resolver = Resolver::new(fast_options()).unwrap();
+    let wanted = DigestKey::new(&key(&proxy.host(), "org/img", "1.0"), digest(&pushed));
+    let fetched = resolver.manifests([wanted.clone()]).await;
+    let error = fetched.manifests[&wanted].as_ref().unwrap_err();
+    assert_eq!(error.kind(), "bad-digest", "{error}");
+}
+
+#[tokio::test]
+async fn an_unknown_digest_is_not_found() {
+    let registry = TestRegistry::start().await;
+    registry.push_image("org/img", "1.0").await;
+    let resolver = Resolver::new(fast_options()).unwrap();
+    let wanted = DigestKey::new(
+        &key(&registry.host(), "org/img", "1.0"),
+        digest(&format!("sha256:{}", "ab".repeat(32))),
+    );
+    let fetched = resolver.manifests([wanted.clone()]).await;
+    let error = fetched.manifests[&wanted].as_ref().unwrap_err();
+    assert_eq!(error.kind(), "not-found", "{error}");
+}
