@@ -59,6 +59,12 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "COMMAND")]
     pub helm: Option<String>,
 
+    /// A platform every new digest must serve (repeatable; replaces `platforms:` of the
+    /// config), e.g. `linux/amd64`, `linux/arm/v7`. Default: those of the digest already
+    /// pinned; for a floating tag, all its index offers.
+    #[arg(long = "platform", global = true, value_name = "OS/ARCH[/VARIANT]")]
+    pub platforms: Vec<String>,
+
     /// Say more on stderr (repeatable): `-v` names the config file, lists skipped files and
     /// what resolving cost; `-vv` logs every registry and GitHub request.
     #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]

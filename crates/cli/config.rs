@@ -45,6 +45,9 @@ pub struct Config {
     pub helm: Option<String>,
     /// What to do with split image maps no rendering proves.
     pub unproven_values: Option<UnprovenValues>,
+    /// Platforms (`os/arch[/variant]`) every new digest must serve.
+    #[serde(default)]
+    pub platforms: Vec<String>,
 }
 
 /// What to do with a values split map whose edit no rendering of its chart proves.
@@ -159,7 +162,7 @@ mod tests {
         std::fs::write(&path, "exclude: [vendor]\nignroe: ['busybox']\n").unwrap();
         let error = Config::load(&path).unwrap_err();
         let rendered = format!("{error:#}").replace(&dir.path().display().to_string(), "<dir>");
-        insta::assert_snapshot!(rendered, @"invalid config file `<dir>/.tagpin.yaml`: unknown field `ignroe`, expected one of `include`, `exclude`, `ignore`, `mirrors`, `insecure_registries`, `concurrency`, `per_registry_concurrency`, `timeout_seconds`, `helm`, `unproven_values` at line 2 column 1");
+        insta::assert_snapshot!(rendered, @"invalid config file `<dir>/.tagpin.yaml`: unknown field `ignroe`, expected one of `include`, `exclude`, `ignore`, `mirrors`, `insecure_registries`, `concurrency`, `per_registry_concurrency`, `timeout_seconds`, `helm`, `unproven_values`, `platforms` at line 2 column 1");
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod commands;
 mod config;
 mod filter;
 mod generate;
+mod platforms;
 mod printer;
 mod read;
 mod resolve;

@@ -5,7 +5,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::Context as _;
-use tagpin_registry::{Credentials, Resolution, Resolver, ResolverOptions, Stats, TagKey};
+use tagpin_registry::{
+    Credentials, DigestKey, Manifests, Resolution, Resolver, ResolverOptions, Stats, TagKey,
+};
 
 use crate::settings::{Settings, env};
 
@@ -24,42 +26,87 @@ pub fn resolve(
     settings: &Settings,
     progress: &dyn Progress,
 ) -> anyhow::Result<Resolution> {
-    if keys.is_empty() {
-        return Ok(Resolution {
-            digests: BTreeMap::new(),
-            stats: Stats::default(),
-        });
+    Session::new(settings).resolve(keys, progress)
+}
+
+/// One run's registry client: built on first use (so a run with nothing to look up has no
+/// runtime, no credentials and sends no request), then shared by the tag lookups and the
+/// manifest fetches that follow them, with one token cache.
+pub struct Session<'a> {
+    settings: &'a Settings,
+    client: Option<(tokio::runtime::Runtime, Resolver)>,
+}
+
+impl<'a> Session<'a> {
+    pub fn new(settings: &'a Settings) -> Self {
+        Self {
+            settings,
+            client: None,
+        }
     }
-    let mut credentials = Credentials::from_default_docker_config().with_context(|| {
-        format!(
-            "cannot read Docker's config.json (from ${} or ~/.docker)",
-            env::DOCKER_CONFIG
-        )
-    })?;
-    if let Some(token) = &settings.github_token {
-        credentials = credentials.with_github_token(token.clone());
-    }
-    let options = ResolverOptions {
-        mirrors: settings.mirrors.clone(),
-        insecure_registries: settings.insecure_registries.clone(),
-        concurrency: settings.concurrency.get(),
-        per_registry_concurrency: settings.per_registry_concurrency.get(),
-        request_timeout: settings.timeout,
-        deadline: Some(settings.deadline),
-        credentials,
-        ..ResolverOptions::default()
-    };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    runtime.block_on(async {
-        let resolver = Resolver::new(options).context("cannot set up the registry client")?;
+
+    /// Looks every distinct key up once.
+    pub fn resolve(
+        &mut self,
+        keys: Vec<TagKey>,
+        progress: &dyn Progress,
+    ) -> anyhow::Result<Resolution> {
+        if keys.is_empty() {
+            return Ok(Resolution {
+                digests: BTreeMap::new(),
+                stats: Stats::default(),
+            });
+        }
+        let (runtime, resolver) = self.client()?;
         progress.start(keys.iter().collect::<BTreeSet<_>>().len());
-        let resolution = resolver.resolve(keys, &|key| progress.advance(key)).await;
+        let resolution = runtime.block_on(resolver.resolve(keys, &|key| progress.advance(key)));
         progress.finish();
         Ok(resolution)
-    })
+    }
+
+    /// Fetches every distinct manifest once (by digest: what a platform comparison needs).
+    pub fn manifests(&mut self, keys: Vec<DigestKey>) -> anyhow::Result<Manifests> {
+        if keys.is_empty() {
+            return Ok(Manifests::default());
+        }
+        let (runtime, resolver) = self.client()?;
+        Ok(runtime.block_on(resolver.manifests(keys)))
+    }
+
+    fn client(&mut self) -> anyhow::Result<&(tokio::runtime::Runtime, Resolver)> {
+        if self.client.is_none() {
+            let settings = self.settings;
+            let mut credentials = Credentials::from_default_docker_config().with_context(|| {
+                format!(
+                    "cannot read Docker's config.json (from ${} or ~/.docker)",
+                    env::DOCKER_CONFIG
+                )
+            })?;
+            if let Some(token) = &settings.github_token {
+                credentials = credentials.with_github_token(token.clone());
+            }
+            let options = ResolverOptions {
+                mirrors: settings.mirrors.clone(),
+                insecure_registries: settings.insecure_registries.clone(),
+                concurrency: settings.concurrency.get(),
+                per_registry_concurrency: settings.per_registry_concurrency.get(),
+                request_timeout: settings.timeout,
+                deadline: Some(settings.deadline),
+                credentials,
+                ..ResolverOptions::default()
+            };
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .context("cannot start the async runtime")?;
+            let resolver = {
+                let _entered = runtime.enter();
+                Resolver::new(options).context("cannot set up the registry client")?
+            };
+            self.client = Some((runtime, resolver));
+        }
+        Ok(self.client.as_ref().expect("just built"))
+    }
 }
 
 /// The error's message followed by its causes (`…: connection refused`), so a per-reference

@@ -13,6 +13,7 @@
 //! | request timeout | — | — | `timeout_seconds` | 30 |
 //! | deadline for resolving all tags | `--deadline SECONDS` | `TAGPIN_DEADLINE` | — | 300 |
 //! | Helm renderer for charts | `--helm COMMAND` | `TAGPIN_HELM` | `helm` | `helm` on PATH (`none`: no rendering) |
+//! | platforms every new digest must serve | `--platform OS/ARCH[/VARIANT]` (repeatable; replaces the config's list) | — | `platforms` | those of the digest already pinned; for a floating tag, all its index offers |
 //! | values maps no rendering proves | — | — | `unproven_values` | `report` (not written) |
 //! | insecure registries | — | — | `insecure_registries` | none |
 //! | include / exclude / ignore | — | — | `include`, `exclude`, `ignore` | none |
@@ -44,7 +45,7 @@ use anyhow::{Context as _, bail};
 use crate::args::{ColorChoice, GlobalArgs, PrArgs};
 use crate::config::{self, Config, LoadedConfig, UnprovenValues};
 use crate::filter::{IgnorePatterns, PathFilter};
-use tagpin_registry::{Mirror, Secret};
+use tagpin_registry::{Mirror, Platform, Secret};
 
 /// Every environment variable tagpin reads.
 pub mod env {
@@ -224,6 +225,9 @@ pub struct Settings {
     /// The Helm command that renders charts; `None`: no rendering.
     pub helm: Option<String>,
     pub unproven_values: UnprovenValues,
+    /// The platforms every new digest must serve (`--platform`, else `platforms:`); empty:
+    /// those of the digest already pinned, all of a floating tag's.
+    pub platforms: Vec<Platform>,
     /// `GITHUB_TOKEN` (or `GH_TOKEN`), sent to ghcr.io.
     pub github_token: Option<Secret>,
     pub color: ColorChoice,
@@ -349,6 +353,21 @@ impl Settings {
             (false, _) => Verbosity::Verbose,
         };
 
+        // The flags replace the config's list: `--platform linux/arm64` asks about that one.
+        let platforms: Vec<Platform> = if flags.platforms.is_empty() {
+            config
+                .platforms
+                .iter()
+                .map(|text| text.parse().with_context(|| in_config("platforms")))
+                .collect::<anyhow::Result<_>>()?
+        } else {
+            flags
+                .platforms
+                .iter()
+                .map(|text| text.parse().context("invalid --platform"))
+                .collect::<anyhow::Result<_>>()?
+        };
+
         Ok(Self {
             paths: PathFilter::new(&config.include, &config.exclude)
                 .with_context(|| in_config("include/exclude"))?,
@@ -376,6 +395,7 @@ impl Settings {
             )
             .filter(|command| command != "none"),
             unproven_values: config.unproven_values.unwrap_or_default(),
+            platforms,
             github_token: non_empty(env, env::GITHUB_TOKEN)
                 .or_else(|| non_empty(env, env::GH_TOKEN))
                 .map(Secret::new),

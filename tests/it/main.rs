@@ -12,6 +12,7 @@ mod fixtures;
 mod generate;
 mod helm;
 mod pin;
+mod platforms;
 mod pr;
 mod registry;
 mod runner;

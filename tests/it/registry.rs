@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use tagpin_testkit::{FaultProxy, TestRegistry};
+use tagpin_testkit::{FaultProxy, PlatformImage, TestRegistry};
 
 pub struct Registry {
     /// Kept running on its worker threads for the `FaultProxy`'s tasks.
@@ -62,6 +62,25 @@ impl Registry {
                 Flavour::DockerList => self.server.push_docker_manifest_list(repository, tag).await,
             }
         });
+        self.pushed.insert(key.to_owned(), digest.clone());
+        digest
+    }
+
+    /// Pushes an untagged single-platform image (`os/arch[/variant]`) to the repository of
+    /// `key` (`quay.io/org/img:1.0`), to list in [`Self::push_index_of`].
+    pub fn push_platform_image(&self, key: &str, platform: &str) -> PlatformImage {
+        let (repository, _) = key.rsplit_once(':').expect("registry/repository:tag");
+        self.runtime
+            .block_on(self.server.push_platform_image(repository, platform))
+    }
+
+    /// Pushes an OCI index of `children` as `key`; returns its digest. Each push is a new
+    /// digest, even of the same children.
+    pub fn push_index_of(&mut self, key: &str, children: &[PlatformImage]) -> String {
+        let (repository, tag) = key.rsplit_once(':').expect("registry/repository:tag");
+        let digest = self
+            .runtime
+            .block_on(self.server.push_index_of(repository, tag, children));
         self.pushed.insert(key.to_owned(), digest.clone());
         digest
     }

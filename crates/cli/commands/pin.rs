@@ -8,9 +8,10 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 use tagpin_formats::{Edit, Status, apply_edits};
-use tagpin_registry::Stats;
+use tagpin_reference::ImageReference;
+use tagpin_registry::{Stats, TagKey};
 
-pub use plan::{Change, EditRecord, Unresolved, Unsupported};
+pub use plan::{Change, EditRecord, MissingPlatform, PlatformsUnchanged, Unresolved, Unsupported};
 
 use super::{FileError, Fingerprint, Keep, Skipped};
 use crate::read::{self, Contents};
@@ -36,6 +37,11 @@ pub struct PinReport {
     pub unresolved: Vec<Unresolved>,
     /// References that resolved but cannot be rewritten in place.
     pub unsupported: Vec<Unsupported>,
+    /// Pinned references whose tag moved with every platform in force unchanged ("index
+    /// moved, platforms unchanged"): not rewritten; the new digest is given.
+    pub platforms_unchanged: Vec<PlatformsUnchanged>,
+    /// References whose new digest lacks a platform in force: not written.
+    pub missing_platform: Vec<MissingPlatform>,
     /// Files written (with `--write`).
     pub written: Vec<String>,
     /// Files that should have changed but were not written, and why.
@@ -67,8 +73,13 @@ pub struct PinSummary {
     pub pinned: usize,
     /// Pinned references whose digest moved with their tag.
     pub refreshed: usize,
-    /// Pinned references whose digest is current.
+    /// Pinned references whose digest is current, or whose tag moved with the platforms in
+    /// force unchanged.
     pub unchanged: usize,
+    /// Of `unchanged`, those whose tag moved ("index moved, platforms unchanged").
+    pub platforms_unchanged: usize,
+    /// References not written: the new digest lacks a platform in force.
+    pub missing_platform: usize,
     pub unresolved: usize,
     pub unsupported: usize,
     /// References left alone, by status.
@@ -123,10 +134,12 @@ impl PlannedFile {
 }
 
 impl PinReport {
-    /// Whether everything that should have been done was: every reference resolved, and with
-    /// `--write` every changed file written.
+    /// Whether everything that should have been done was: every reference resolved, no new
+    /// digest refused for a missing platform, and with `--write` every changed file written.
     pub fn complete(&self) -> bool {
-        self.unresolved.is_empty() && self.not_written.is_empty()
+        self.unresolved.is_empty()
+            && self.not_written.is_empty()
+            && self.missing_platform.is_empty()
     }
 }
 
@@ -202,8 +215,31 @@ pub fn compute(
     let mut collected = super::collect(paths, settings, Keep::Fingerprint);
     let charts = std::mem::take(&mut collected.charts);
     let keys = plan::keys_to_resolve(&collected.files, refresh);
-    let resolution = resolve::resolve(keys, settings, progress)?;
-    let mut plan = plan::plan(&collected.files, &resolution.digests, refresh);
+    let mut session = resolve::Session::new(settings);
+    let mut resolution = session.resolve(keys, progress)?;
+    // Only moved tags (and first pins with platforms configured) cost manifest GETs.
+    let platforms = |_: &tagpin_formats::Finding| settings.platforms.clone();
+    let mut fetched = crate::platforms::Fetched::new();
+    loop {
+        let needed = plan::manifests_needed(
+            &collected.files,
+            &resolution.digests,
+            refresh,
+            &platforms,
+            &fetched,
+        );
+        if needed.is_empty() {
+            break;
+        }
+        let round = session.manifests(needed)?;
+        resolution.stats.merge(round.stats);
+        fetched.extend(round.manifests);
+    }
+    let judge = |finding: &tagpin_formats::Finding, key: &TagKey, new: &tagpin_registry::Digest| {
+        let old = finding.lookup().and_then(ImageReference::digest);
+        crate::platforms::judge(key, old, new, &platforms(finding), &fetched)
+    };
+    let mut plan = plan::plan_with(&collected.files, &resolution.digests, refresh, &judge);
 
     let sources = collected
         .files
@@ -236,6 +272,8 @@ pub fn compute(
         pinned: count(Change::Pinned),
         refreshed: count(Change::Refreshed),
         unchanged: plan.unchanged,
+        platforms_unchanged: plan.platforms_unchanged.len(),
+        missing_platform: plan.missing_platform.len(),
         unresolved: plan.unresolved.len(),
         unsupported: plan.unsupported.len(),
         skipped: plan.skipped,
@@ -248,6 +286,8 @@ pub fn compute(
         edits: plan.edits,
         unresolved: plan.unresolved,
         unsupported: plan.unsupported,
+        platforms_unchanged: plan.platforms_unchanged,
+        missing_platform: plan.missing_platform,
         written: Vec::new(),
         not_written: Vec::new(),
         errors: collected.errors,

@@ -54,6 +54,20 @@ pub fn findings(
             unresolved.message
         )?;
     }
+    for refused in &report.missing_platform {
+        writeln!(
+            out,
+            "{}: {}:{}:{}: not written: {} for {} lacks {} (platforms in force: {})",
+            paint("error", RED, color),
+            refused.path,
+            refused.line,
+            refused.column,
+            refused.new_digest,
+            refused.text,
+            refused.missing.join(", "),
+            refused.platforms.join(", ")
+        )?;
+    }
     for file in &report.not_written {
         writeln!(
             out,
@@ -65,6 +79,13 @@ pub fn findings(
     }
     if verbosity == Verbosity::Quiet {
         return Ok(());
+    }
+    for same in &report.platforms_unchanged {
+        writeln!(
+            out,
+            "note: {}:{}:{}: {}: index moved, platforms unchanged (now {}); kept",
+            same.path, same.line, same.column, same.text, same.new_digest
+        )?;
     }
     for unsupported in &report.unsupported {
         writeln!(
@@ -141,6 +162,20 @@ pub fn counts(report: &PinReport) -> String {
         plural(summary.references, "reference"),
         plural(summary.files, "file"),
     );
+    if summary.platforms_unchanged > 0 {
+        let _ = write!(
+            line,
+            "; {} moved with the platforms unchanged",
+            plural(summary.platforms_unchanged, "tag")
+        );
+    }
+    if summary.missing_platform > 0 {
+        let _ = write!(
+            line,
+            "; {} refused for a missing platform",
+            plural(summary.missing_platform, "reference")
+        );
+    }
     let skipped: Vec<String> = summary
         .skipped
         .iter()

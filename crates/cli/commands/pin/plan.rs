@@ -8,10 +8,11 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use tagpin_formats::{Edit, EditSite, FileKind, Finding, Status};
 use tagpin_reference::{Digest, ImageReference, TagKey};
-use tagpin_registry::ResolveError;
+use tagpin_registry::{DigestKey, Platform, ResolveError};
 
 use crate::commands::ScannedFile;
 use crate::commands::scan::WarningRow;
+use crate::platforms::Verdict;
 use crate::resolve;
 
 /// What an edit does to a reference.
@@ -40,6 +41,9 @@ pub struct EditRecord {
     pub old_digest: Option<String>,
     pub new_digest: String,
     pub change: Change,
+    /// The platforms whose manifests changed, when the old and new digests were compared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platforms_changed: Option<Vec<String>>,
     /// The Kubernetes `latest` pull-policy warning, when the reference has it.
     pub warnings: Vec<WarningRow>,
 }
@@ -70,6 +74,41 @@ pub struct Unsupported {
     pub reason: String,
 }
 
+/// A pinned reference whose tag moved to a digest that serves every platform in force with
+/// the same manifests: "index moved, platforms unchanged". Not rewritten.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PlatformsUnchanged {
+    pub path: String,
+    pub line: usize,
+    pub column: usize,
+    pub text: String,
+    pub image: String,
+    pub tag: String,
+    /// The digest written, kept.
+    pub digest: String,
+    /// The tag's digest now.
+    pub new_digest: String,
+}
+
+/// A reference whose new digest lacks platforms in force: not written.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MissingPlatform {
+    pub path: String,
+    pub line: usize,
+    pub column: usize,
+    pub text: String,
+    pub image: String,
+    pub tag: String,
+    /// The digest written, if any: kept.
+    pub digest: Option<String>,
+    /// The tag's digest now, refused.
+    pub new_digest: String,
+    /// The platforms in force (`os/arch[/variant]`).
+    pub platforms: Vec<String>,
+    /// Those the new digest does not serve.
+    pub missing: Vec<String>,
+}
+
 /// The edits of one file that changes. The file is read again to apply them: no text is kept.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rewrite {
@@ -85,8 +124,10 @@ pub struct Plan {
     pub edits: Vec<EditRecord>,
     pub unresolved: Vec<Unresolved>,
     pub unsupported: Vec<Unsupported>,
-    /// Pinned references whose digest is current.
+    /// Pinned references whose digest is current (those in `platforms_unchanged` included).
     pub unchanged: usize,
+    pub platforms_unchanged: Vec<PlatformsUnchanged>,
+    pub missing_platform: Vec<MissingPlatform>,
     /// References left alone because of their status (`pinned` ones with `--no-refresh`).
     pub skipped: BTreeMap<Status, usize>,
 }
@@ -115,13 +156,60 @@ pub fn keys_to_resolve(files: &[ScannedFile], refresh: bool) -> Vec<TagKey> {
         .collect()
 }
 
-/// The edits that write `digests` into `files`: one record per reference, one rewrite per file
-/// that changes. A tag is looked up once however many references use it, so every reference
-/// to it gets the same digest.
+/// The manifests the platform rules still need (`crate::platforms::needed`) for every
+/// reference that would get a new digest, given the platforms in force for each and the
+/// manifests `fetched` so far.
+pub fn manifests_needed(
+    files: &[ScannedFile],
+    digests: &BTreeMap<TagKey, Result<Digest, ResolveError>>,
+    refresh: bool,
+    platforms: &dyn Fn(&Finding) -> Vec<Platform>,
+    fetched: &crate::platforms::Fetched,
+) -> Vec<DigestKey> {
+    files
+        .iter()
+        .flat_map(|file| &file.findings)
+        .filter_map(|finding| Some((finding, wants_lookup(finding, refresh)?)))
+        .filter_map(|(finding, reference)| {
+            let key = reference.tag_key();
+            let new = digests.get(&key)?.as_ref().ok()?;
+            Some(crate::platforms::needed(
+                &key,
+                reference.digest(),
+                new,
+                &platforms(finding),
+                fetched,
+            ))
+        })
+        .flatten()
+        .collect()
+}
+
+/// Decides, for a reference about to get a new digest, what the platform rules say
+/// (`crate::platforms`): the finding, its tag and the new digest.
+pub type Judge<'a> = dyn Fn(&Finding, &TagKey, &Digest) -> Verdict + 'a;
+
+/// [`plan_with`] writing every resolved digest (no platform rules).
+#[cfg(test)]
 pub fn plan(
     files: &[ScannedFile],
     digests: &BTreeMap<TagKey, Result<Digest, ResolveError>>,
     refresh: bool,
+) -> Plan {
+    plan_with(files, digests, refresh, &|_, _, _| Verdict::Write {
+        changed: None,
+    })
+}
+
+/// The edits that write `digests` into `files`: one record per reference, one rewrite per file
+/// that changes. A tag is looked up once however many references use it, so every reference
+/// to it gets the same digest. `judge` may keep a digest out (platforms unchanged, or one
+/// missing).
+pub fn plan_with(
+    files: &[ScannedFile],
+    digests: &BTreeMap<TagKey, Result<Digest, ResolveError>>,
+    refresh: bool,
+    judge: &Judge<'_>,
 ) -> Plan {
     let mut plan = Plan::default();
     for (index, file) in files.iter().enumerate() {
@@ -181,6 +269,57 @@ pub fn plan(
                 plan.unchanged += 1;
                 continue;
             }
+            let platforms_changed = match judge(finding, &key, digest) {
+                Verdict::Write { changed } => {
+                    changed.map(|changed| changed.iter().map(ToString::to_string).collect())
+                }
+                Verdict::Same => {
+                    plan.unchanged += 1;
+                    plan.platforms_unchanged.push(PlatformsUnchanged {
+                        path: file.display.clone(),
+                        line: finding.line,
+                        column: finding.column,
+                        text: finding.text.clone(),
+                        image: reference.name_as_written().to_owned(),
+                        tag: key.tag.clone(),
+                        digest: reference
+                            .digest()
+                            .map(ToString::to_string)
+                            .unwrap_or_default(),
+                        new_digest: digest.to_string(),
+                    });
+                    continue;
+                }
+                Verdict::Missing { wanted, missing } => {
+                    plan.missing_platform.push(MissingPlatform {
+                        path: file.display.clone(),
+                        line: finding.line,
+                        column: finding.column,
+                        text: finding.text.clone(),
+                        image: reference.name_as_written().to_owned(),
+                        tag: key.tag.clone(),
+                        digest: reference.digest().map(ToString::to_string),
+                        new_digest: digest.to_string(),
+                        platforms: wanted.iter().map(ToString::to_string).collect(),
+                        missing: missing.iter().map(ToString::to_string).collect(),
+                    });
+                    continue;
+                }
+                Verdict::Unverified { error, message } => {
+                    plan.unresolved.push(Unresolved {
+                        path: file.display.clone(),
+                        line: finding.line,
+                        column: finding.column,
+                        kind: finding.kind,
+                        text: finding.text.clone(),
+                        image: reference.name_as_written().to_owned(),
+                        tag: key.tag.clone(),
+                        error,
+                        message,
+                    });
+                    continue;
+                }
+            };
             let Some(edit) = finding.edit(digest) else {
                 let reason = match &finding.site {
                     EditSite::Unsupported { reason } => reason.clone(),
@@ -211,6 +350,7 @@ pub fn plan(
                 } else {
                     Change::Pinned
                 },
+                platforms_changed,
                 warnings: WarningRow::rows(&finding.warnings),
             });
         }

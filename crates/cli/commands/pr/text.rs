@@ -200,6 +200,7 @@ mod tests {
             } else {
                 Change::Pinned
             },
+            platforms_changed: None,
             warnings: Vec::new(),
         }
     }

@@ -1,0 +1,240 @@
+//! Platform-aware refresh end to end against the real registry (issue 13): a tag whose index
+//! moved with the same children is not rewritten, a rebuilt child is, a lost platform is
+//! refused (exit 1, the rest still written), a floating tag whose index lacks a configured
+//! platform is refused, and the requests it costs are counted by the proxy in front of the
+//! registry.
+
+use crate::context::{Run, TestContext};
+use crate::registry::{Flavour, Registry};
+
+const KEY: &str = "quay.io/org/img:1.0";
+
+/// A repository with one pinned reference to `quay.io/org/img:1.0` and one floating
+/// reference elsewhere, and the registry (behind the proxy) holding an amd64/arm64 index.
+struct Setup {
+    context: TestContext,
+    registry: Registry,
+    amd64: tagpin_testkit::PlatformImage,
+    arm64: tagpin_testkit::PlatformImage,
+    pinned: String,
+}
+
+impl Setup {
+    fn new() -> Self {
+        let mut registry = Registry::start().with_proxy();
+        let amd64 = registry.push_platform_image(KEY, "linux/amd64");
+        let arm64 = registry.push_platform_image(KEY, "linux/arm64");
+        let pinned = registry.push_index_of(KEY, &[amd64.clone(), arm64.clone()]);
+        registry.push("quay.io/org/other:2.0", Flavour::OciIndex);
+        let context = TestContext::new();
+        context.write("deploy.yaml", Self::deploy(&pinned));
+        context.write("other.yaml", "image: quay.io/org/other:2.0\n");
+        Self {
+            context,
+            registry,
+            amd64,
+            arm64,
+            pinned,
+        }
+    }
+
+    fn deploy(digest: &str) -> String {
+        format!(
+            "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n    - name: app\n      image: quay.io/org/img:1.0@{digest}  # pinned\n"
+        )
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        let mut all: Vec<String> = args.iter().map(|&arg| arg.to_owned()).collect();
+        all.extend(self.registry.mirror_args(["quay.io"]));
+        self.registry.proxy().reset_counts();
+        self.context.run(all)
+    }
+
+    fn deploy_text(&self) -> String {
+        std::fs::read_to_string(self.context.path("deploy.yaml")).unwrap()
+    }
+
+    /// Manifest GETs (by digest) and blob GETs the proxy saw for `org/img` in the last run.
+    fn gets(&self) -> u64 {
+        self.registry.proxy().count("GET", "/v2/quay.io/org/img/")
+    }
+}
+
+#[test]
+fn a_moved_index_with_the_same_platforms_is_not_rewritten() {
+    let mut setup = Setup::new();
+    // Re-pushed with the same children and a platform added: the index digest moves.
+    let s390x = setup.registry.push_platform_image(KEY, "linux/s390x");
+    let moved = setup
+        .registry
+        .push_index_of(KEY, &[setup.amd64.clone(), setup.arm64.clone(), s390x]);
+    assert_ne!(moved, setup.pinned);
+    let run = setup.run(&["pin", ".", "--write", "--format", "json"]);
+    run.assert_code(0);
+    let doc = run.json();
+    assert_eq!(setup.deploy_text(), Setup::deploy(&setup.pinned), "{run}");
+    let same = &doc["platforms_unchanged"][0];
+    assert_eq!(same["path"], "deploy.yaml", "{run}");
+    assert_eq!(same["digest"], setup.pinned.as_str());
+    assert_eq!(same["new_digest"], moved.as_str());
+    assert_eq!(doc["summary"]["unchanged"], 1);
+    assert_eq!(doc["summary"]["platforms_unchanged"], 1);
+    assert_eq!(doc["summary"]["refreshed"], 0);
+    // The floating reference in the other file is still pinned.
+    assert_eq!(doc["written"], serde_json::json!(["other.yaml"]), "{run}");
+    // The moved tag cost two GETs (the old index, the new one); nothing else was fetched.
+    assert_eq!(setup.gets(), 2, "{:?}", setup.registry.proxy().requests());
+    assert_eq!(
+        setup.registry.proxy().count("HEAD", "/v2/quay.io/org/img/"),
+        1
+    );
+
+    let text = setup.run(&["pin", "."]);
+    text.assert_code(0);
+    assert!(
+        text.stderr.contains(&format!(
+            "note: deploy.yaml:6:14: quay.io/org/img:1.0@{}: index moved, platforms unchanged (now {moved}); kept",
+            setup.pinned
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_unchanged_tag_costs_one_head_and_no_get() {
+    let setup = Setup::new();
+    let run = setup.run(&["pin", ".", "--format", "json"]);
+    run.assert_code(0);
+    assert_eq!(run.json()["summary"]["unchanged"], 1, "{run}");
+    assert_eq!(setup.gets(), 0, "{:?}", setup.registry.proxy().requests());
+    assert_eq!(
+        setup.registry.proxy().count("HEAD", "/v2/quay.io/org/img/"),
+        1
+    );
+}
+
+#[test]
+fn a_rebuilt_platform_is_rewritten_and_named() {
+    let mut setup = Setup::new();
+    let rebuilt = setup.registry.push_platform_image(KEY, "linux/arm64");
+    let moved = setup
+        .registry
+        .push_index_of(KEY, &[setup.amd64.clone(), rebuilt]);
+    let run = setup.run(&["pin", ".", "--write", "--format", "json"]);
+    run.assert_code(0);
+    let doc = run.json();
+    let edit = doc["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == "deploy.yaml")
+        .unwrap_or_else(|| panic!("{run}"));
+    assert_eq!(edit["change"], "refreshed");
+    assert_eq!(edit["new_digest"], moved.as_str());
+    assert_eq!(
+        edit["platforms_changed"],
+        serde_json::json!(["linux/arm64"])
+    );
+    assert_eq!(setup.deploy_text(), Setup::deploy(&moved));
+    // Only amd64 runs here: the arm64 rebuild is no reason to move the pin.
+    setup
+        .context
+        .write("deploy.yaml", Setup::deploy(&setup.pinned));
+    let amd64_only = setup.run(&[
+        "pin",
+        ".",
+        "--write",
+        "--platform",
+        "linux/amd64",
+        "--format",
+        "json",
+    ]);
+    amd64_only.assert_code(0);
+    assert_eq!(
+        amd64_only.json()["summary"]["platforms_unchanged"],
+        1,
+        "{amd64_only}"
+    );
+    assert_eq!(setup.deploy_text(), Setup::deploy(&setup.pinned));
+}
+
+#[test]
+fn a_lost_platform_is_refused_and_the_rest_is_written() {
+    let mut setup = Setup::new();
+    let rebuilt = setup.registry.push_platform_image(KEY, "linux/amd64");
+    let moved = setup.registry.push_index_of(KEY, &[rebuilt]);
+    let run = setup.run(&["pin", ".", "--write", "--format", "json"]);
+    run.assert_code(1);
+    let doc = run.json();
+    let refused = &doc["missing_platform"][0];
+    assert_eq!(refused["path"], "deploy.yaml", "{run}");
+    assert_eq!(refused["digest"], setup.pinned.as_str());
+    assert_eq!(refused["new_digest"], moved.as_str());
+    assert_eq!(
+        refused["platforms"],
+        serde_json::json!(["linux/amd64", "linux/arm64"])
+    );
+    assert_eq!(refused["missing"], serde_json::json!(["linux/arm64"]));
+    assert_eq!(doc["summary"]["missing_platform"], 1);
+    assert_eq!(doc["edits"].as_array().unwrap().len(), 1, "{run}");
+    assert_eq!(doc["written"], serde_json::json!(["other.yaml"]));
+    assert_eq!(setup.deploy_text(), Setup::deploy(&setup.pinned));
+
+    let text = setup.run(&["pin", "."]);
+    text.assert_code(1);
+    assert!(
+        text.stderr.contains(&format!(
+            "error: deploy.yaml:6:14: not written: {moved} for quay.io/org/img:1.0@{} lacks linux/arm64 (platforms in force: linux/amd64, linux/arm64)",
+            setup.pinned
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_floating_tag_lacking_a_configured_platform_is_refused() {
+    let mut setup = Setup::new();
+    let only_amd64 = setup
+        .registry
+        .push_platform_image("quay.io/org/single:3.0", "linux/amd64");
+    let index = setup
+        .registry
+        .push_index_of("quay.io/org/single:3.0", &[only_amd64]);
+    setup
+        .context
+        .write("single.yaml", "image: quay.io/org/single:3.0\n");
+    setup
+        .context
+        .write(".tagpin.yaml", "platforms: [linux/amd64, linux/arm64]\n");
+    let run = setup.run(&["pin", ".", "--write", "--format", "json"]);
+    run.assert_code(1);
+    let doc = run.json();
+    let refused = &doc["missing_platform"][0];
+    assert_eq!(refused["path"], "single.yaml", "{run}");
+    assert_eq!(refused["digest"], serde_json::Value::Null);
+    assert_eq!(refused["new_digest"], index.as_str());
+    assert_eq!(refused["missing"], serde_json::json!(["linux/arm64"]));
+    assert_eq!(
+        std::fs::read_to_string(setup.context.path("single.yaml")).unwrap(),
+        "image: quay.io/org/single:3.0\n"
+    );
+    // The other floating tag serves both: pinned.
+    assert_eq!(doc["written"], serde_json::json!(["other.yaml"]), "{run}");
+    // `--platform` replaces the config's list.
+    let flag = setup.run(&["pin", ".", "--platform", "linux/amd64", "--format", "json"]);
+    flag.assert_code(0);
+    assert_eq!(
+        flag.json()["missing_platform"],
+        serde_json::json!([]),
+        "{flag}"
+    );
+}
+
+#[test]
+fn an_invalid_platform_is_a_usage_error() {
+    let setup = Setup::new();
+    let run = setup.run(&["pin", ".", "--platform", "amd64"]);
+    run.assert_code(2);
+    assert!(run.stderr.contains("invalid platform \"amd64\""), "{run}");
+}
