@@ -20,15 +20,6 @@ pub trait Progress: Sync {
     fn finish(&self);
 }
 
-/// Looks every distinct key up once (`keys` may repeat; the stats count what that saved). Nothing to look up means no runtime, no credentials, no request.
-pub fn resolve(
-    keys: Vec<TagKey>,
-    settings: &Settings,
-    progress: &dyn Progress,
-) -> anyhow::Result<Resolution> {
-    Session::new(settings).resolve(keys, progress)
-}
-
 /// One run's registry client: built on first use (so a run with nothing to look up has no
 /// runtime, no credentials and sends no request), then shared by the tag lookups and the
 /// manifest fetches that follow them, with one token cache.
@@ -45,7 +36,7 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// Looks every distinct key up once.
+    /// Looks every distinct key up once (`keys` may repeat; the stats count what that saved).
     pub fn resolve(
         &mut self,
         keys: Vec<TagKey>,

@@ -250,6 +250,7 @@ fn check_json_summary() {
         serde_json::json!({
             "passed": false, "files": 1, "references": 2, "floating": 1, "ignored": 0,
             "warnings": 0, "errors": 0, "stale": 0, "missing": 0, "unresolved": 0,
+            "missing_platform": 0,
         })
     );
 }

@@ -238,3 +238,40 @@ fn an_invalid_platform_is_a_usage_error() {
     run.assert_code(2);
     assert!(run.stderr.contains("invalid platform \"amd64\""), "{run}");
 }
+
+#[test]
+fn check_online_applies_the_same_rules() {
+    let mut setup = Setup::new();
+    setup
+        .context
+        .write("other.yaml", "# nothing floating here\n");
+    // Moved with the same children: not stale.
+    setup
+        .registry
+        .push_index_of(KEY, &[setup.amd64.clone(), setup.arm64.clone()]);
+    let same = setup.run(&["check", ".", "--online", "--format", "json"]);
+    same.assert_code(0);
+    let doc = same.json();
+    assert_eq!(doc["online"]["stale"], serde_json::json!([]), "{same}");
+    assert_eq!(
+        doc["online"]["platforms_unchanged"][0]["path"],
+        "deploy.yaml"
+    );
+    // Lost arm64: fails as a missing platform, not as a plain stale digest.
+    let rebuilt = setup.registry.push_platform_image(KEY, "linux/amd64");
+    let moved = setup.registry.push_index_of(KEY, &[rebuilt]);
+    let lost = setup.run(&["check", ".", "--online", "--format", "json"]);
+    lost.assert_code(1);
+    let doc = lost.json();
+    let problem = &doc["online"]["missing_platform"][0];
+    assert_eq!(problem["current_digest"], moved.as_str(), "{lost}");
+    assert_eq!(problem["error"], "missing-platform");
+    assert_eq!(doc["summary"]["missing_platform"], 1);
+    assert_eq!(doc["online"]["stale"], serde_json::json!([]));
+    // A current pin is checked against configured platforms.
+    setup.context.write("deploy.yaml", Setup::deploy(&moved));
+    let current = setup.run(&["check", ".", "--online", "--platform", "linux/arm64"]);
+    current.assert_code(1);
+    assert!(current.stdout.contains("missing platform"), "{current}");
+    setup.run(&["check", ".", "--online"]).assert_code(0);
+}

@@ -10,6 +10,7 @@ use tagpin_registry::{ResolveError, Stats, TagKey};
 
 use super::scan::{ReferenceRow, ScanReport};
 use super::{FileError, Skipped};
+use crate::platforms::Verdict;
 use crate::resolve::{self, Progress};
 use crate::settings::Settings;
 
@@ -40,6 +41,12 @@ pub struct OnlineReport {
     pub missing: Vec<OnlineProblem>,
     /// The lookup failed otherwise (unauthorized, rate limited, timeout…): not verified.
     pub unresolved: Vec<OnlineProblem>,
+    /// The digest `pin` would write (the pinned one when its tag did not move) lacks a
+    /// platform in force (`platforms:`, `--platform`, else the pinned digest's own).
+    pub missing_platform: Vec<OnlineProblem>,
+    /// The tag moved, but the manifests of every platform in force are the pinned ones
+    /// ("index moved, platforms unchanged"): not stale, `pin` would keep the pin.
+    pub platforms_unchanged: Vec<OnlineProblem>,
     pub stats: Stats,
 }
 
@@ -49,6 +56,7 @@ pub enum OnlineKind {
     Stale,
     Missing,
     Unverified,
+    MissingPlatform,
 }
 
 impl OnlineKind {
@@ -58,6 +66,7 @@ impl OnlineKind {
             Self::Stale => "stale digest",
             Self::Missing => "missing image",
             Self::Unverified => "digest not verified",
+            Self::MissingPlatform => "missing platform",
         }
     }
 
@@ -67,6 +76,7 @@ impl OnlineKind {
             Self::Stale => "stale-digest",
             Self::Missing => "missing-image",
             Self::Unverified => "digest-not-verified",
+            Self::MissingPlatform => "missing-platform",
         }
     }
 }
@@ -104,6 +114,9 @@ pub struct CheckSummary {
     pub stale: usize,
     pub missing: usize,
     pub unresolved: usize,
+    /// With `--online`: pinned references whose digest (current or new) lacks a platform
+    /// in force.
+    pub missing_platform: usize,
 }
 
 impl CheckReport {
@@ -124,6 +137,7 @@ impl CheckReport {
             stale: 0,
             missing: 0,
             unresolved: 0,
+            missing_platform: 0,
         };
         Self {
             references: scan.references,
@@ -139,8 +153,11 @@ impl CheckReport {
         self.summary.stale = online.stale.len();
         self.summary.missing = online.missing.len();
         self.summary.unresolved = online.unresolved.len();
-        self.summary.passed &=
-            online.stale.is_empty() && online.missing.is_empty() && online.unresolved.is_empty();
+        self.summary.missing_platform = online.missing_platform.len();
+        self.summary.passed &= online.stale.is_empty()
+            && online.missing.is_empty()
+            && online.unresolved.is_empty()
+            && online.missing_platform.is_empty();
         self.online = Some(online);
         self
     }
@@ -153,7 +170,7 @@ impl CheckReport {
     }
 
     /// With `--online`: every pinned reference with a problem, stale first, then missing, then
-    /// not verified.
+    /// not verified, then missing a platform.
     pub fn online_problems(&self) -> impl Iterator<Item = (OnlineKind, &OnlineProblem)> {
         self.online.iter().flat_map(|online| {
             let stale = online.stale.iter().map(|p| (OnlineKind::Stale, p));
@@ -162,7 +179,11 @@ impl CheckReport {
                 .unresolved
                 .iter()
                 .map(|p| (OnlineKind::Unverified, p));
-            stale.chain(missing).chain(unresolved)
+            let platform = online
+                .missing_platform
+                .iter()
+                .map(|p| (OnlineKind::MissingPlatform, p));
+            stale.chain(missing).chain(unresolved).chain(platform)
         })
     }
 
@@ -197,16 +218,48 @@ pub fn run(
             Some((reference, key))
         })
         .collect();
-    let resolution = resolve::resolve(
+    let mut session = resolve::Session::new(settings);
+    let mut resolution = session.resolve(
         pinned.iter().map(|(_, key)| key.clone()).collect(),
-        settings,
         progress,
     )?;
+    // The platform rules of `pin`: a moved tag's old and new manifests are compared, and with
+    // platforms configured a current digest is checked too.
+    let digests: Vec<Option<(tagpin_registry::Digest, &tagpin_registry::Digest)>> = pinned
+        .iter()
+        .map(|(reference, key)| {
+            let written = reference.digest.as_deref()?.parse().ok()?;
+            let current = resolution.digests.get(key)?.as_ref().ok()?;
+            Some((written, current))
+        })
+        .collect();
+    let configured = &settings.platforms;
+    let mut fetched = crate::platforms::Fetched::new();
+    loop {
+        let needed: Vec<_> = pinned
+            .iter()
+            .zip(&digests)
+            .filter_map(|((_, key), digests)| {
+                let (written, current) = digests.as_ref()?;
+                let old = (written != *current).then_some(written);
+                Some(crate::platforms::needed(
+                    key, old, current, configured, &fetched,
+                ))
+            })
+            .flatten()
+            .collect();
+        if needed.is_empty() {
+            break;
+        }
+        let round = session.manifests(needed)?;
+        resolution.stats.merge(round.stats);
+        fetched.extend(round.manifests);
+    }
     let mut online = OnlineReport {
         checked: pinned.len(),
         ..OnlineReport::default()
     };
-    for (reference, key) in &pinned {
+    for ((reference, key), digests) in pinned.iter().zip(&digests) {
         let written = reference.digest.clone().unwrap_or_default();
         let problem = |current_digest, error, message| OnlineProblem {
             path: reference.path.clone(),
@@ -218,6 +271,44 @@ pub fn run(
             error,
             message,
         };
+        if let Some((pinned_digest, current)) = digests {
+            let old = (pinned_digest != *current).then_some(pinned_digest);
+            let verdict = crate::platforms::judge(key, old, current, configured, &fetched);
+            let current_text = Some(current.to_string());
+            match verdict {
+                Verdict::Write { .. } if old.is_none() => online.verified += 1,
+                Verdict::Write { .. } => online.stale.push(problem(
+                    current_text,
+                    None,
+                    format!("{key} now points to {current}"),
+                )),
+                Verdict::Same => {
+                    online.verified += 1;
+                    online.platforms_unchanged.push(problem(
+                        current_text,
+                        None,
+                        format!("{key} now points to {current}: index moved, platforms unchanged"),
+                    ));
+                }
+                Verdict::Missing { wanted, missing } => {
+                    online.missing_platform.push(problem(
+                        current_text,
+                        Some("missing-platform"),
+                        format!(
+                            "{current} ({key}) lacks {} (platforms in force: {})",
+                            join(&missing),
+                            join(&wanted)
+                        ),
+                    ));
+                }
+                Verdict::Unverified { error, message } => {
+                    online
+                        .unresolved
+                        .push(problem(current_text, Some(error), message));
+                }
+            }
+            continue;
+        }
         match resolution.digests.get(key) {
             Some(Ok(current)) if current.to_string() == written => online.verified += 1,
             Some(Ok(current)) => online.stale.push(problem(
@@ -248,4 +339,12 @@ pub fn run(
     }
     online.stats = resolution.stats;
     Ok(report.with_online(online))
+}
+
+fn join(platforms: &[tagpin_registry::Platform]) -> String {
+    platforms
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -46,6 +46,10 @@ pub fn check(report: &CheckReport) -> Value {
                 OnlineKind::Unverified,
                 "The pinned digest could not be checked against the registry.",
             ),
+            (
+                OnlineKind::MissingPlatform,
+                "The digest (the pinned one, or the one its tag now points to) lacks a platform in force (platforms: in the config, --platform, else the pinned digest's own).",
+            ),
         ] {
             rules.push(json!({
                 "id": kind.rule(),

@@ -233,7 +233,7 @@ fn online_report() -> CheckReport {
         };
     let current = format!("sha256:{}", "b".repeat(64));
     CheckReport::from_scan(scan).with_online(OnlineReport {
-        checked: 3,
+        checked: 4,
         verified: 0,
         stale: vec![problem(
             5,
@@ -253,6 +253,13 @@ fn online_report() -> CheckReport {
             None,
             "https://gcr.io/v2/distroless/static/manifests/nonroot: no response within 30s",
         )],
+        missing_platform: vec![problem(
+            11,
+            Some("missing-platform"),
+            Some(&current),
+            &format!("{current} (gcr.io/distroless/static:nonroot) lacks linux/arm64 (platforms in force: linux/amd64, linux/arm64)"),
+        )],
+        platforms_unchanged: Vec::new(),
         stats: tagpin_registry::Stats::default(),
     })
 }

@@ -201,6 +201,12 @@ impl Diagnostics {
                 plural(summary.unresolved, "digest")
             ));
         }
+        if summary.missing_platform > 0 {
+            problems.push(format!(
+                "{} missing a platform",
+                plural(summary.missing_platform, "digest")
+            ));
+        }
         let online = report
             .online
             .as_ref()
