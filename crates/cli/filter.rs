@@ -155,6 +155,7 @@ mod tests {
             reference: ImageReference::parse(text).ok(),
             resolve: None,
             tag_source: None,
+            platform: None,
             site: EditSite::Inline,
             warnings: Vec::new(),
         }

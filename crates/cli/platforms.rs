@@ -32,6 +32,16 @@ pub enum Verdict {
     },
 }
 
+/// The platforms in force for `finding`: the one a Dockerfile `FROM --platform=` names
+/// literally, else the `configured` ones (empty: the default). A literal tagpin cannot read
+/// as a platform narrows nothing.
+pub fn in_force(finding: &tagpin_formats::Finding, configured: &[Platform]) -> Vec<Platform> {
+    match finding.platform.as_deref().map(str::parse::<Platform>) {
+        Some(Ok(platform)) => vec![platform],
+        Some(Err(_)) | None => configured.to_vec(),
+    }
+}
+
 /// The manifests fetched for a run, by repository and digest.
 pub type Fetched = BTreeMap<DigestKey, Result<Manifest, ResolveError>>;
 

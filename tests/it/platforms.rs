@@ -275,3 +275,46 @@ fn check_online_applies_the_same_rules() {
     assert!(current.stdout.contains("missing platform"), "{current}");
     setup.run(&["check", ".", "--online"]).assert_code(0);
 }
+
+#[test]
+fn a_literal_from_platform_narrows_the_platforms_in_force() {
+    let mut setup = Setup::new();
+    setup
+        .context
+        .write("other.yaml", "# nothing floating here\n");
+    let amd64 = setup
+        .registry
+        .push_platform_image("quay.io/org/base:1", "linux/amd64");
+    setup.registry.push_index_of("quay.io/org/base:1", &[amd64]);
+    let dockerfile = "FROM --platform=linux/amd64 quay.io/org/base:1 AS build\n\
+                      FROM --platform=$BUILDPLATFORM quay.io/org/base:1\n";
+    setup.context.write("Dockerfile", dockerfile);
+    // arm64 is configured, but the first stage only ever runs on amd64: it is pinned; the
+    // second stage is not narrowed (an expansion) and its tag lacks arm64: refused.
+    let run = setup.run(&[
+        "pin",
+        ".",
+        "--write",
+        "--platform",
+        "linux/amd64",
+        "--platform",
+        "linux/arm64",
+        "--format",
+        "json",
+    ]);
+    run.assert_code(1);
+    let doc = run.json();
+    assert_eq!(doc["edits"].as_array().unwrap().len(), 1, "{run}");
+    assert_eq!(doc["edits"][0]["line"], 1);
+    assert_eq!(doc["missing_platform"][0]["line"], 2);
+    assert_eq!(
+        doc["missing_platform"][0]["missing"],
+        serde_json::json!(["linux/arm64"])
+    );
+    let written = std::fs::read_to_string(setup.context.path("Dockerfile")).unwrap();
+    assert!(
+        written.starts_with("FROM --platform=linux/amd64 quay.io/org/base:1@sha256:"),
+        "{written}"
+    );
+    assert!(written.ends_with("FROM --platform=$BUILDPLATFORM quay.io/org/base:1\n"));
+}

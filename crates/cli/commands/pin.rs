@@ -218,7 +218,9 @@ pub fn compute(
     let mut session = resolve::Session::new(settings);
     let mut resolution = session.resolve(keys, progress)?;
     // Only moved tags (and first pins with platforms configured) cost manifest GETs.
-    let platforms = |_: &tagpin_formats::Finding| settings.platforms.clone();
+    let platforms = |finding: &tagpin_formats::Finding| {
+        crate::platforms::in_force(finding, &settings.platforms)
+    };
     let mut fetched = crate::platforms::Fetched::new();
     loop {
         let needed = plan::manifests_needed(

@@ -207,7 +207,20 @@ impl<'a> Sink<'a> {
             warnings: found.warnings,
             resolve: None,
             tag_source: None,
+            platform: None,
         });
+    }
+
+    /// Findings pushed so far.
+    pub(crate) fn len(&self) -> usize {
+        self.findings.len()
+    }
+
+    /// Records the literal `FROM --platform=` value of the finding just pushed.
+    pub(crate) fn set_platform_of_last(&mut self, platform: &str) {
+        if let Some(finding) = self.findings.last_mut() {
+            finding.platform = Some(platform.to_owned());
+        }
     }
 
     pub(crate) fn finish(mut self) -> Vec<Finding> {

@@ -3,7 +3,8 @@
 //! - The `# syntax=<image>` parser directive, only among the directives at the very top (before
 //!   any instruction, comment or blank line, as `BuildKit` reads them); `# escape=` switches the
 //!   continuation character to a backquote.
-//! - `FROM` in any case, skipping `--platform=…` and other flags, remembering `AS name`.
+//! - `FROM` in any case, skipping flags, remembering `AS name`; a literal `--platform=…` is
+//!   kept on the finding (`Finding::platform`), an expansion (`$BUILDPLATFORM`) is not.
 //! - `COPY --from=<image>` (a stage name or index is `local`).
 //! - `RUN --mount=…,from=<image>,…` (any number of `--mount` flags).
 //! - Instructions continued over several lines with the escape character; comment lines inside
@@ -160,7 +161,19 @@ fn instruction(sink: &mut Sink<'_>, words: &[Word<'_>], stages: &mut Vec<String>
         let Some(image) = rest.next() else {
             return;
         };
+        let pushed = sink.len();
         report(sink, stages, image.text, image.at, ignore);
+        let platform = args
+            .iter()
+            .take_while(|w| w.text.starts_with("--"))
+            .find_map(|w| w.text.strip_prefix("--platform="))
+            .map(|value| value.trim_matches(|c| c == '"' || c == '\''))
+            .filter(|value| !value.is_empty() && !value.contains('$'));
+        if let Some(platform) = platform
+            && sink.len() > pushed
+        {
+            sink.set_platform_of_last(platform);
+        }
         if let (Some(as_word), Some(name)) = (rest.next(), rest.next())
             && as_word.text.eq_ignore_ascii_case("as")
         {

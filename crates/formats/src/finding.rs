@@ -94,6 +94,10 @@ pub struct Finding {
     pub resolve: Option<ImageReference>,
     /// For a chart's values, where the tag the chart renders comes from.
     pub tag_source: Option<crate::chart::TagSource>,
+    /// The platform a Dockerfile `FROM --platform=…` names literally (`linux/arm64`), as
+    /// written: the only one this reference is pulled for. `None` elsewhere, and when the
+    /// value is an expansion (`$BUILDPLATFORM`).
+    pub platform: Option<String>,
 }
 
 impl Finding {

@@ -323,6 +323,36 @@ fn dockerfile_table() {
 }
 
 #[test]
+fn dockerfile_literal_platforms_are_kept() {
+    let text = "FROM --platform=linux/arm64 a:1 AS x\n\
+                FROM --platform=$BUILDPLATFORM b:1\n\
+                from --PLATFORM=linux/amd64 c:1\n\
+                FROM --platform=\"linux/arm/v7\" d:1\n\
+                FROM e:1\n\
+                FROM --platform=linux/s390x x\n\
+                COPY --from=f:1 / /\n";
+    let platforms: Vec<(String, Option<String>)> = scan(Path::new("t"), FileKind::Dockerfile, text)
+        .unwrap()
+        .into_iter()
+        .map(|f| (f.text, f.platform))
+        .collect();
+    let some = |p: &str| Some(p.to_owned());
+    assert_eq!(
+        platforms,
+        [
+            ("a:1".to_owned(), some("linux/arm64")),
+            ("b:1".to_owned(), None),
+            // Flags are case-sensitive in BuildKit: `--PLATFORM` is not the platform flag.
+            ("c:1".to_owned(), None),
+            ("d:1".to_owned(), some("linux/arm/v7")),
+            ("e:1".to_owned(), None),
+            ("x".to_owned(), some("linux/s390x")),
+            ("f:1".to_owned(), None),
+        ]
+    );
+}
+
+#[test]
 fn shell_table() {
     use Status::{Floating, Ignored};
     let cases = [
