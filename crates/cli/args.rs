@@ -65,6 +65,12 @@ pub struct GlobalArgs {
     #[arg(long = "platform", global = true, value_name = "OS/ARCH[/VARIANT]")]
     pub platforms: Vec<String>,
 
+    /// Where manifests fetched by digest (for the platform rules) are kept across runs
+    /// (default: the user cache directory, `$XDG_CACHE_HOME/tagpin` or `~/.cache/tagpin`);
+    /// `none` keeps nothing. Tag lookups are never cached.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+
     /// Say more on stderr (repeatable): `-v` names the config file, lists skipped files and
     /// what resolving cost; `-vv` logs every registry and GitHub request.
     #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]

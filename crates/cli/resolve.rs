@@ -83,6 +83,7 @@ impl<'a> Session<'a> {
                 per_registry_concurrency: settings.per_registry_concurrency.get(),
                 request_timeout: settings.timeout,
                 deadline: Some(settings.deadline),
+                cache_dir: settings.cache_dir.clone(),
                 credentials,
                 ..ResolverOptions::default()
             };

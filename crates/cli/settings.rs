@@ -14,6 +14,7 @@
 //! | deadline for resolving all tags | `--deadline SECONDS` | `TAGPIN_DEADLINE` | — | 300 |
 //! | Helm renderer for charts | `--helm COMMAND` | `TAGPIN_HELM` | `helm` | `helm` on PATH (`none`: no rendering) |
 //! | platforms every new digest must serve | `--platform OS/ARCH[/VARIANT]` (repeatable; replaces the config's list) | — | `platforms` | those of the digest already pinned; for a floating tag, all its index offers |
+//! | manifest cache (by digest) | `--cache-dir DIR` (`none`: off) | `TAGPIN_CACHE_DIR` | — | `$XDG_CACHE_HOME/tagpin`, else `~/.cache/tagpin` (`~/Library/Caches/tagpin` on macOS) |
 //! | values maps no rendering proves | — | — | `unproven_values` | `report` (not written) |
 //! | insecure registries | — | — | `insecure_registries` | none |
 //! | include / exclude / ignore | — | — | `include`, `exclude`, `ignore` | none |
@@ -59,6 +60,12 @@ pub mod env {
     pub const CONCURRENCY: &str = "TAGPIN_CONCURRENCY";
     /// Seconds resolving may take in all, like `--deadline`.
     pub const DEADLINE: &str = "TAGPIN_DEADLINE";
+    /// Where manifests fetched by digest are kept, like `--cache-dir` (`none`: not kept).
+    pub const CACHE_DIR: &str = "TAGPIN_CACHE_DIR";
+    /// The base of the user cache directory on Linux and BSDs (else `~/.cache`).
+    pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
+    /// The home directory, for the default cache directory.
+    pub const HOME: &str = "HOME";
     /// The Helm command that renders charts, like `--helm`.
     pub const HELM: &str = "TAGPIN_HELM";
     /// <https://no-color.org>: when set and not empty, no color unless `--color` or
@@ -176,6 +183,22 @@ impl MirrorLayer {
     }
 }
 
+/// The user cache directory's `tagpin` folder: `$XDG_CACHE_HOME/tagpin`, else
+/// `~/Library/Caches/tagpin` on macOS and `~/.cache/tagpin` elsewhere; `None` without a home.
+fn default_cache_dir(env: &impl Environment) -> Option<PathBuf> {
+    if let Some(base) = non_empty(env, env::XDG_CACHE_HOME).map(PathBuf::from)
+        && base.is_absolute()
+    {
+        return Some(base.join("tagpin"));
+    }
+    let home = PathBuf::from(non_empty(env, env::HOME)?);
+    Some(if cfg!(target_os = "macos") {
+        home.join("Library/Caches/tagpin")
+    } else {
+        home.join(".cache/tagpin")
+    })
+}
+
 /// Where environment variables come from: the process, or a table in tests.
 pub trait Environment {
     fn var(&self, name: &str) -> Option<String>;
@@ -225,6 +248,8 @@ pub struct Settings {
     /// The Helm command that renders charts; `None`: no rendering.
     pub helm: Option<String>,
     pub unproven_values: UnprovenValues,
+    /// Where manifests fetched by digest are kept across runs; `None`: not kept.
+    pub cache_dir: Option<PathBuf>,
     /// The platforms every new digest must serve (`--platform`, else `platforms:`); empty:
     /// those of the digest already pinned, all of a floating tag's.
     pub platforms: Vec<Platform>,
@@ -368,6 +393,13 @@ impl Settings {
                 .collect::<anyhow::Result<_>>()?
         };
 
+        let cache_dir = flags
+            .cache_dir
+            .clone()
+            .or_else(|| non_empty(env, env::CACHE_DIR).map(PathBuf::from))
+            .or_else(|| default_cache_dir(env))
+            .filter(|dir| dir.as_os_str() != "none");
+
         Ok(Self {
             paths: PathFilter::new(&config.include, &config.exclude)
                 .with_context(|| in_config("include/exclude"))?,
@@ -396,6 +428,7 @@ impl Settings {
             .filter(|command| command != "none"),
             unproven_values: config.unproven_values.unwrap_or_default(),
             platforms,
+            cache_dir,
             github_token: non_empty(env, env::GITHUB_TOKEN)
                 .or_else(|| non_empty(env, env::GH_TOKEN))
                 .map(Secret::new),
@@ -594,6 +627,75 @@ mod tests {
         let env: BTreeMap<&str, &str> = [(env::DEADLINE, "0")].into();
         let error = Settings::merge(&flags(&[]), &env, None).unwrap_err();
         assert!(error.to_string().contains("TAGPIN_DEADLINE"), "{error}");
+    }
+
+    #[test]
+    fn cache_dir_precedence() {
+        let home = "/home/u";
+        let default = if cfg!(target_os = "macos") {
+            "/home/u/Library/Caches/tagpin"
+        } else {
+            "/home/u/.cache/tagpin"
+        };
+        let table: &[(&[&str], Vars, Option<&str>)] = &[
+            (&[], &[(env::HOME, home)], Some(default)),
+            (&[], &[], None),
+            (
+                &[],
+                &[(env::HOME, home), (env::XDG_CACHE_HOME, "/xdg")],
+                Some("/xdg/tagpin"),
+            ),
+            // A relative XDG_CACHE_HOME is invalid per the spec: ignored.
+            (
+                &[],
+                &[(env::HOME, home), (env::XDG_CACHE_HOME, "rel")],
+                Some(default),
+            ),
+            (
+                &[],
+                &[(env::HOME, home), (env::CACHE_DIR, "/env")],
+                Some("/env"),
+            ),
+            (
+                &["--cache-dir", "/flag"],
+                &[(env::HOME, home), (env::CACHE_DIR, "/env")],
+                Some("/flag"),
+            ),
+            (&["--cache-dir", "none"], &[(env::HOME, home)], None),
+            (&[], &[(env::HOME, home), (env::CACHE_DIR, "none")], None),
+        ];
+        for (args, vars, expected) in table {
+            let env: BTreeMap<&str, &str> = vars.iter().copied().collect();
+            let settings = Settings::merge(&flags(args), &env, None).unwrap();
+            assert_eq!(
+                settings.cache_dir.as_deref(),
+                expected.map(Path::new),
+                "{args:?} {vars:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn platforms_precedence() {
+        let none = BTreeMap::new();
+        let from_config = config("platforms: [linux/amd64, linux/arm/v7]\n");
+        let settings = Settings::merge(&flags(&[]), &none, from_config.clone()).unwrap();
+        let shown: Vec<String> = settings.platforms.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, ["linux/amd64", "linux/arm/v7"]);
+        let settings =
+            Settings::merge(&flags(&["--platform", "linux/s390x"]), &none, from_config).unwrap();
+        let shown: Vec<String> = settings.platforms.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            ["linux/s390x"],
+            "the flags replace the config's list"
+        );
+        let error =
+            Settings::merge(&flags(&[]), &none, config("platforms: [amd64]\n")).unwrap_err();
+        assert!(
+            format!("{error:#}").contains("`platforms` in config file"),
+            "{error:#}"
+        );
     }
 
     #[test]

@@ -318,3 +318,35 @@ fn a_literal_from_platform_narrows_the_platforms_in_force() {
     );
     assert!(written.ends_with("FROM --platform=$BUILDPLATFORM quay.io/org/base:1\n"));
 }
+
+#[test]
+fn a_second_run_reads_the_manifests_from_the_cache() {
+    let mut setup = Setup::new();
+    let s390x = setup.registry.push_platform_image(KEY, "linux/s390x");
+    setup
+        .registry
+        .push_index_of(KEY, &[setup.amd64.clone(), setup.arm64.clone(), s390x]);
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().to_str().unwrap();
+    let args = ["pin", ".", "--format", "json", "--cache-dir", cache_dir];
+    let first = setup.run(&args);
+    first.assert_code(0);
+    assert_eq!(setup.gets(), 2, "{:?}", setup.registry.proxy().requests());
+    assert_eq!(first.json()["stats"]["cache_hits"], 0);
+    let second = setup.run(&args);
+    second.assert_code(0);
+    // The request log: the tags are looked up again (a HEAD each), no manifest is fetched.
+    assert_eq!(setup.gets(), 0, "{:?}", setup.registry.proxy().requests());
+    assert_eq!(
+        setup.registry.proxy().count("HEAD", "/v2/quay.io/org/img/"),
+        1
+    );
+    let doc = second.json();
+    assert_eq!(doc["stats"]["cache_hits"], 2, "{second}");
+    assert_eq!(doc["stats"]["requests"].get("GET"), None, "{second}");
+    assert_eq!(doc["summary"]["platforms_unchanged"], 1);
+    // `--cache-dir none` keeps nothing and reads nothing.
+    let uncached = setup.run(&["pin", ".", "--format", "json", "--cache-dir", "none"]);
+    uncached.assert_code(0);
+    assert_eq!(setup.gets(), 2);
+}

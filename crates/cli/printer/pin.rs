@@ -221,6 +221,16 @@ pub fn stats(out: &mut impl Write, stats: &Stats) -> io::Result<()> {
             n => format!("{n} retries"),
         },
     )?;
+    if stats.cache_hits > 0 {
+        writeln!(
+            out,
+            "note: cache: {} read instead of fetched",
+            plural(
+                usize::try_from(stats.cache_hits).unwrap_or(usize::MAX),
+                "manifest"
+            )
+        )?;
+    }
     if let Some(limit) = &stats.ratelimit_remaining {
         match limit.window_seconds {
             Some(window) => writeln!(

@@ -38,6 +38,7 @@
 
 mod auth;
 mod breaker;
+mod cache;
 mod credentials;
 mod endpoint;
 mod error;
@@ -82,6 +83,9 @@ pub struct ResolverOptions {
     pub retry: RetryPolicy,
     pub credentials: Credentials,
     pub user_agent: String,
+    /// Where manifests and image configs fetched by digest ([`Resolver::manifests`]) are kept
+    /// across runs; `None`: not kept. Tag lookups are never cached.
+    pub cache_dir: Option<std::path::PathBuf>,
     /// The most one [`Resolver::resolve`] call may take; the lookups left then are
     /// [`ResolveError::Deadline`]. `None`: no limit (the default).
     pub deadline: Option<Duration>,
@@ -99,6 +103,7 @@ impl Default for ResolverOptions {
             credentials: Credentials::default(),
             user_agent: USER_AGENT.to_owned(),
             deadline: None,
+            cache_dir: None,
         }
     }
 }

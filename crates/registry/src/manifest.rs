@@ -3,7 +3,8 @@
 //! Fetched with `GET /v2/<repository>/manifests/<digest>` (and, for a single-platform image,
 //! `GET /v2/<repository>/blobs/<config digest>` for its platform and creation time). Every body
 //! is hashed and must match the digest asked for, so what is compared is what a runtime would
-//! pull. Only tags that moved (or that a platform check needs) cost these GETs.
+//! pull. Only tags that moved (or that a platform check needs) cost these GETs, and content
+//! fetched by digest never changes: with a cache directory it is kept across runs.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -212,7 +213,8 @@ pub struct Manifests {
 }
 
 impl Resolver {
-    /// Fetches every distinct manifest once, concurrently within the limits. Each key has its own result; a body that does not hash to the digest
+    /// Fetches every distinct manifest once, concurrently within the limits, from the cache
+    /// ([`crate::ResolverOptions::cache_dir`]) when it holds it. Each key has its own result; a body that does not hash to the digest
     /// asked for is [`ResolveError::BadDigest`].
     pub async fn manifests(&self, keys: impl IntoIterator<Item = DigestKey>) -> Manifests {
         let distinct: BTreeSet<DigestKey> = keys.into_iter().collect();
@@ -303,7 +305,8 @@ impl Inner {
         })
     }
 
-    /// The content at `url`, which must hash to `digest`.
+    /// The content at `url`, which must hash to `digest`: from the cache when it has it,
+    /// else fetched (and then cached).
     async fn by_digest(
         &self,
         stats: &Recorder,
@@ -311,6 +314,12 @@ impl Inner {
         url: &Url,
         digest: &Digest,
     ) -> Result<Vec<u8>, ResolveError> {
+        if let Some(cache) = &self.cache
+            && let Some(body) = cache.get(digest)
+        {
+            stats.cache_hit();
+            return Ok(body);
+        }
         let reply = self.fetch(stats, endpoint, Method::GET, url).await?;
         if reply.status != StatusCode::OK {
             return Err(status_error(url, &reply));
@@ -329,6 +338,9 @@ impl Inner {
                 header: digest.clone(),
                 body: hashed,
             });
+        }
+        if let Some(cache) = &self.cache {
+            cache.put(digest, &body);
         }
         Ok(body)
     }

@@ -48,6 +48,7 @@ pub(crate) struct Inner {
     pub(crate) mirrors: Vec<Mirror>,
     pub(crate) insecure: Vec<String>,
     deadline: Option<Duration>,
+    pub(crate) cache: Option<crate::cache::Cache>,
 }
 
 impl Resolver {
@@ -82,6 +83,7 @@ impl Resolver {
                     .map(|host| host.trim().to_ascii_lowercase())
                     .collect(),
                 deadline: options.deadline,
+                cache: options.cache_dir.as_deref().map(crate::cache::Cache::new),
             }),
         })
     }

@@ -18,6 +18,8 @@ pub struct Stats {
     pub lookups: u64,
     /// Lookups saved because the same tag was asked for more than once.
     pub deduplicated: u64,
+    /// Manifests and configs read from the cache instead of fetched.
+    pub cache_hits: u64,
     /// The lowest Docker Hub `ratelimit-remaining` seen, when a response carried one.
     pub ratelimit_remaining: Option<RateLimitRemaining>,
 }
@@ -50,6 +52,7 @@ impl Stats {
         self.retries += other.retries;
         self.lookups += other.lookups;
         self.deduplicated += other.deduplicated;
+        self.cache_hits += other.cache_hits;
         self.ratelimit_remaining = match (self.ratelimit_remaining, other.ratelimit_remaining) {
             (Some(a), Some(b)) => Some(if b.remaining < a.remaining { b } else { a }),
             (a, b) => a.or(b),
@@ -89,6 +92,10 @@ impl Recorder {
 
     pub fn token_fetched(&self) {
         self.stats.lock().expect("stats lock").tokens_fetched += 1;
+    }
+
+    pub fn cache_hit(&self) {
+        self.stats.lock().expect("stats lock").cache_hits += 1;
     }
 
     pub fn retry(&self) {

@@ -100,3 +100,42 @@ async fn an_unknown_digest_is_not_found() {
     let error = fetched.manifests[&wanted].as_ref().unwrap_err();
     assert_eq!(error.kind(), "not-found", "{error}");
 }
+
+#[tokio::test]
+async fn a_second_run_reads_the_cache_and_sends_no_get() {
+    let registry = TestRegistry::start().await;
+    let index = registry.push_index("org/img", "1.0").await;
+    let image = registry.push_image("org/single", "1.0").await;
+    let proxy = FaultProxy::start(registry.host()).await;
+    let cache = tempfile::tempdir().unwrap();
+    let options = || tagpin_registry::ResolverOptions {
+        cache_dir: Some(cache.path().to_owned()),
+        ..fast_options()
+    };
+    let keys = [
+        DigestKey::new(&key(&proxy.host(), "org/img", "1.0"), digest(&index)),
+        DigestKey::new(&key(&proxy.host(), "org/single", "1.0"), digest(&image)),
+    ];
+    let first = Resolver::new(options())
+        .unwrap()
+        .manifests(keys.clone())
+        .await;
+    assert_eq!(proxy.count("GET", "/v2/"), 3, "{:?}", proxy.requests());
+    assert_eq!(first.stats.cache_hits, 0);
+    proxy.reset_counts();
+    // A new resolver, as in the next run: everything comes from the cache.
+    let second = Resolver::new(options())
+        .unwrap()
+        .manifests(keys.clone())
+        .await;
+    assert_eq!(proxy.total(), 0, "{:?}", proxy.requests());
+    assert_eq!(second.stats.cache_hits, 3);
+    assert_eq!(second.stats.total_requests(), 0);
+    assert_eq!(first.manifests.len(), 2);
+    for key in &keys {
+        assert_eq!(
+            first.manifests[key].as_ref().unwrap(),
+            second.manifests[key].as_ref().unwrap()
+        );
+    }
+}
