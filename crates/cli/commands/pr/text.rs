@@ -86,9 +86,16 @@ pub fn body(
             .old_digest
             .as_deref()
             .map_or_else(|| "(none)".to_owned(), |d| format!("`{}`", short(d)));
+        // What changed, when the two digests were compared: a reviewer sees "linux/arm64
+        // rebuilt" instead of two hashes.
+        let changed = item
+            .platforms_changed
+            .as_ref()
+            .map(|platforms| format!(" ({} rebuilt)", cell(&platforms.join(", "))))
+            .unwrap_or_default();
         let _ = writeln!(
             body,
-            "| `{}:{}` | `{}` | `{}` | {old} → `{}` |",
+            "| `{}:{}` | `{}` | `{}` | {old} → `{}`{changed} |",
             edit.path,
             item.line,
             cell(&item.image),
@@ -215,6 +222,8 @@ mod tests {
             message: Warning::LatestPullsAlways.message(),
         });
         let refreshed = edit("quay.io/org/app", "1.2", Some(&a), &b, 9);
+        let mut rebuilt = edit("quay.io/org/multi", "2", Some(&a), &b, 12);
+        rebuilt.platforms_changed = Some(vec!["linux/amd64".to_owned(), "linux/arm64".to_owned()]);
         let gone = Unresolved {
             path: "Dockerfile".to_owned(),
             line: 1,
@@ -234,6 +243,10 @@ mod tests {
             Located {
                 path: "deploy/values.yaml".to_owned(),
                 item: &refreshed,
+            },
+            Located {
+                path: "deploy/values.yaml".to_owned(),
+                item: &rebuilt,
             },
         ];
         let unresolved = [Located {
