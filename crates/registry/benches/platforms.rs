@@ -1,0 +1,148 @@
+//! The platform rules' cost: 200 pinned tags of which 20 moved (10 with the same children,
+//! 10 with one rebuilt), through a proxy that adds 20 ms to every request, at a per-registry
+//! concurrency of 8. Run with `cargo bench -p tagpin-registry --bench platforms`.
+//!
+//! The requests are those `tagpin pin` sends: a HEAD per tag, then for each moved tag the GET
+//! of the pinned index, then of the new one (two rounds, as the CLI asks for the new manifest
+//! only once the old one was read). The bound is the time if every slot were busy all the
+//! time: (200 HEADs + 40 GETs) ÷ 8 × 20 ms. The run fails unless every moved tag costs exactly
+//! two GETs and the comparison tells the 10 no-ops from the 10 rebuilds.
+#![expect(
+    clippy::print_stdout,
+    reason = "a benchmark reports its figures on stdout"
+)]
+
+use std::time::{Duration, Instant};
+
+use tagpin_registry::{Digest, DigestKey, Manifest, Platform, Resolver, ResolverOptions, TagKey};
+use tagpin_testkit::{FaultProxy, TestRegistry};
+
+const TAGS: usize = 200;
+const MOVED: usize = 20;
+const PER_REGISTRY: usize = 8;
+const LATENCY: Duration = Duration::from_millis(20);
+const RUNS: usize = 5;
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    runtime.block_on(bench());
+}
+
+async fn bench() {
+    let registry = TestRegistry::start().await;
+    let setup = Instant::now();
+    let still: Vec<String> = (MOVED..TAGS).map(|n| format!("v{n}")).collect();
+    registry.push_image_tags("bench/img", &still).await;
+    let amd64 = registry
+        .push_platform_image("bench/img", "linux/amd64")
+        .await;
+    let arm64 = registry
+        .push_platform_image("bench/img", "linux/arm64")
+        .await;
+    // (tag, pinned digest, whether the move rebuilt a platform)
+    let mut moved = Vec::new();
+    for n in 0..MOVED {
+        let tag = format!("v{n}");
+        let old = registry
+            .push_index_of("bench/img", &tag, &[amd64.clone(), arm64.clone()])
+            .await;
+        let rebuilt = n % 2 == 1;
+        let second = if rebuilt {
+            registry
+                .push_platform_image("bench/img", "linux/arm64")
+                .await
+        } else {
+            arm64.clone()
+        };
+        registry
+            .push_index_of("bench/img", &tag, &[amd64.clone(), second])
+            .await;
+        moved.push((tag, Digest::parse(&old).expect("a digest"), rebuilt));
+    }
+    println!("setup: pushed {TAGS} tags in {:?}", setup.elapsed());
+
+    let proxy = FaultProxy::start(registry.host()).await;
+    proxy.set_latency(LATENCY);
+    let keys: Vec<TagKey> = (0..TAGS)
+        .map(|n| TagKey::new(&proxy.host(), "bench/img", &format!("v{n}")))
+        .collect();
+    let platforms: Vec<Platform> = ["linux/amd64", "linux/arm64"]
+        .iter()
+        .map(|p| p.parse().expect("a platform"))
+        .collect();
+    let requests = TAGS + 2 * MOVED;
+    let bound = LATENCY.mul_f64(
+        f64::from(u32::try_from(requests).expect("few requests"))
+            / f64::from(u32::try_from(PER_REGISTRY).expect("a small limit")),
+    );
+    let mut times = Vec::new();
+    for run in 1..=RUNS {
+        proxy.reset_counts();
+        let resolver = Resolver::new(ResolverOptions {
+            concurrency: 16,
+            per_registry_concurrency: PER_REGISTRY,
+            ..ResolverOptions::default()
+        })
+        .expect("a resolver");
+        let started = Instant::now();
+        let resolution = resolver.resolve(keys.clone(), &|_| {}).await;
+        let heads_took = started.elapsed();
+        let olds: Vec<DigestKey> = moved
+            .iter()
+            .map(|(tag, old, _)| DigestKey::new(&keys[tag_index(tag)], old.clone()))
+            .collect();
+        let old_manifests = resolver.manifests(olds.clone()).await;
+        let news: Vec<DigestKey> = moved
+            .iter()
+            .map(|(tag, _, _)| {
+                let key = &keys[tag_index(tag)];
+                let new = resolution.digests[key].as_ref().expect("resolved").clone();
+                DigestKey::new(key, new)
+            })
+            .collect();
+        let new_manifests = resolver.manifests(news.clone()).await;
+        let elapsed = started.elapsed();
+
+        let mut rebuilt_seen = 0;
+        for (((_, _, rebuilt), old), new) in moved.iter().zip(&olds).zip(&news) {
+            let old: &Manifest = old_manifests.manifests[old].as_ref().expect("old read");
+            let new: &Manifest = new_manifests.manifests[new].as_ref().expect("new read");
+            let changed = platforms
+                .iter()
+                .any(|p| old.manifests_for(p) != new.manifests_for(p));
+            assert_eq!(
+                changed, *rebuilt,
+                "the comparison tells no-ops from rebuilds"
+            );
+            rebuilt_seen += usize::from(changed);
+        }
+        let heads = proxy.count("HEAD", "/manifests/");
+        let gets = proxy.count("GET", "/manifests/");
+        let ratio = elapsed.as_secs_f64() / bound.as_secs_f64();
+        println!(
+            "run {run}: {elapsed:.0?} (HEADs {heads_took:.0?}, GETs {:.0?}); bound {bound:.0?} ({requests} requests / {PER_REGISTRY} x {LATENCY:?}); ratio {ratio:.2}; HEAD {heads}, GET {gets}; {rebuilt_seen} rebuilt, {} unchanged",
+            elapsed.saturating_sub(heads_took),
+            MOVED - rebuilt_seen
+        );
+        assert_eq!(heads, TAGS as u64, "one HEAD per tag");
+        assert_eq!(
+            gets,
+            2 * MOVED as u64,
+            "two GETs per moved tag, none for the others"
+        );
+        times.push(elapsed);
+    }
+    times.sort();
+    let median = times[RUNS / 2];
+    println!(
+        "median of {RUNS}: {median:.0?}; bound {bound:.0?}; ratio {:.2} (target within 1.3)",
+        median.as_secs_f64() / bound.as_secs_f64()
+    );
+}
+
+fn tag_index(tag: &str) -> usize {
+    tag.trim_start_matches('v').parse().expect("vN")
+}
