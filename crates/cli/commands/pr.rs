@@ -156,9 +156,10 @@ pub fn run(
     let edits = text::Located::all(&report.edits, |item| &item.path, located);
     let unresolved = text::Located::all(&report.unresolved, |item| &item.path, located);
     let command = reproduce(paths, &checkout, settings);
-    let body = text::body(&edits, &unresolved, &command);
+    let refused = text::Located::all(&report.missing_platform, |item| &item.path, located);
+    let body = text::body(&edits, &unresolved, &refused, &command);
     let commit_message = text::commit_message(&pr.title, &edits);
-    drop((edits, unresolved));
+    drop((edits, unresolved, refused));
 
     let plan = RollingPullRequest {
         base: Some(base.clone()),

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use crate::commands::pin::{Change, EditRecord, Unresolved};
+use crate::commands::pin::{Change, EditRecord, MissingPlatform, Unresolved};
 
 /// A reference in the body: where it is, from the repository's root.
 pub struct Located<'a, T> {
@@ -58,11 +58,12 @@ pub fn commit_message(title: &str, edits: &[Located<'_, EditRecord>]) -> String 
     message
 }
 
-/// The pull request's body: the table of edits, full digests, warnings, unresolved references
-/// and the command that does the same locally.
+/// The pull request's body: the table of edits, full digests, warnings, unresolved references,
+/// new digests refused for a missing platform and the command that does the same locally.
 pub fn body(
     edits: &[Located<'_, EditRecord>],
     unresolved: &[Located<'_, Unresolved>],
+    refused: &[Located<'_, MissingPlatform>],
     command: &str,
 ) -> String {
     let pinned = edits
@@ -150,6 +151,25 @@ pub fn body(
                 item.text,
                 item.error,
                 item.message.replace('\n', " ")
+            );
+        }
+    }
+    if !refused.is_empty() {
+        body.push_str(
+            "\n### Not written: a platform is missing\n\nThe tag now points to a digest that \
+             lacks a platform in force; these references keep their digest:\n\n",
+        );
+        for reference in refused {
+            let item = reference.item;
+            let _ = writeln!(
+                body,
+                "- `{}:{}` `{}`: `{}` lacks {} (platforms in force: {})",
+                reference.path,
+                item.line,
+                item.text,
+                short(&item.new_digest),
+                item.missing.join(", "),
+                item.platforms.join(", ")
             );
         }
     }
@@ -253,9 +273,26 @@ mod tests {
             path: "Dockerfile".to_owned(),
             item: &gone,
         }];
+        let lost = MissingPlatform {
+            path: "values.yaml".to_owned(),
+            line: 20,
+            column: 12,
+            text: format!("quay.io/org/arm:1@{a}"),
+            image: "quay.io/org/arm".to_owned(),
+            tag: "1".to_owned(),
+            digest: Some(a.clone()),
+            new_digest: b.clone(),
+            platforms: vec!["linux/amd64".to_owned(), "linux/arm64".to_owned()],
+            missing: vec!["linux/arm64".to_owned()],
+        };
+        let refused = [Located {
+            path: "deploy/values.yaml".to_owned(),
+            item: &lost,
+        }];
         insta::assert_snapshot!(body(
             &edits,
             &unresolved,
+            &refused,
             "tagpin pin --write deploy Dockerfile"
         ));
         insta::assert_snapshot!(commit_message("Pin container image digests", &edits));
