@@ -65,6 +65,12 @@ pub struct GlobalArgs {
     #[arg(long = "platform", global = true, value_name = "OS/ARCH[/VARIANT]")]
     pub platforms: Vec<String>,
 
+    /// `pin`/`pr`: for a Kubernetes container whose tag is `latest`, is being pinned and sets
+    /// no `imagePullPolicy`: `keep` (pin and warn, the default) or `pull-policy` (also add
+    /// `imagePullPolicy: IfNotPresent`, written as the container's other keys are).
+    #[arg(long, global = true, value_name = "POLICY")]
+    pub latest: Option<crate::config::LatestPolicy>,
+
     /// Where manifests fetched by digest (for the platform rules) are kept across runs
     /// (default: the user cache directory, `$XDG_CACHE_HOME/tagpin` or `~/.cache/tagpin`);
     /// `none` keeps nothing. Tag lookups are never cached.

@@ -48,6 +48,21 @@ pub struct Config {
     /// Platforms (`os/arch[/variant]`) every new digest must serve.
     #[serde(default)]
     pub platforms: Vec<String>,
+    /// What `pin` does for Kubernetes containers with the tag `latest`.
+    pub latest: Option<LatestPolicy>,
+}
+
+/// What `pin` does for a Kubernetes container whose reference has the tag `latest`, is being
+/// pinned and sets no `imagePullPolicy` (kubelet then defaults to `Always`, even with a
+/// digest).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum LatestPolicy {
+    /// Pin it and warn.
+    #[default]
+    Keep,
+    /// Pin it and add `imagePullPolicy: IfNotPresent` to the container.
+    PullPolicy,
 }
 
 /// What to do with a values split map whose edit no rendering of its chart proves.
@@ -162,7 +177,7 @@ mod tests {
         std::fs::write(&path, "exclude: [vendor]\nignroe: ['busybox']\n").unwrap();
         let error = Config::load(&path).unwrap_err();
         let rendered = format!("{error:#}").replace(&dir.path().display().to_string(), "<dir>");
-        insta::assert_snapshot!(rendered, @"invalid config file `<dir>/.tagpin.yaml`: unknown field `ignroe`, expected one of `include`, `exclude`, `ignore`, `mirrors`, `insecure_registries`, `concurrency`, `per_registry_concurrency`, `timeout_seconds`, `helm`, `unproven_values`, `platforms` at line 2 column 1");
+        insta::assert_snapshot!(rendered, @"invalid config file `<dir>/.tagpin.yaml`: unknown field `ignroe`, expected one of `include`, `exclude`, `ignore`, `mirrors`, `insecure_registries`, `concurrency`, `per_registry_concurrency`, `timeout_seconds`, `helm`, `unproven_values`, `platforms`, `latest` at line 2 column 1");
     }
 
     #[test]

@@ -156,6 +156,7 @@ mod tests {
             resolve: None,
             tag_source: None,
             platform: None,
+            pull_policy: None,
             site: EditSite::Inline,
             warnings: Vec::new(),
         }

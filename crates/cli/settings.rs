@@ -15,6 +15,7 @@
 //! | Helm renderer for charts | `--helm COMMAND` | `TAGPIN_HELM` | `helm` | `helm` on PATH (`none`: no rendering) |
 //! | platforms every new digest must serve | `--platform OS/ARCH[/VARIANT]` (repeatable; replaces the config's list) | — | `platforms` | those of the digest already pinned; for a floating tag, all its index offers |
 //! | manifest cache (by digest) | `--cache-dir DIR` (`none`: off) | `TAGPIN_CACHE_DIR` | — | `$XDG_CACHE_HOME/tagpin`, else `~/.cache/tagpin` (`~/Library/Caches/tagpin` on macOS) |
+//! | `latest` containers (`pin`, `pr`) | `--latest keep\|pull-policy` | — | `latest` | `keep` (pin and warn) |
 //! | values maps no rendering proves | — | — | `unproven_values` | `report` (not written) |
 //! | insecure registries | — | — | `insecure_registries` | none |
 //! | include / exclude / ignore | — | — | `include`, `exclude`, `ignore` | none |
@@ -44,7 +45,7 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 
 use crate::args::{ColorChoice, GlobalArgs, PrArgs};
-use crate::config::{self, Config, LoadedConfig, UnprovenValues};
+use crate::config::{self, Config, LatestPolicy, LoadedConfig, UnprovenValues};
 use crate::filter::{IgnorePatterns, PathFilter};
 use tagpin_registry::{Mirror, Platform, Secret};
 
@@ -250,6 +251,8 @@ pub struct Settings {
     pub unproven_values: UnprovenValues,
     /// Where manifests fetched by digest are kept across runs; `None`: not kept.
     pub cache_dir: Option<PathBuf>,
+    /// `pin`: what to do for Kubernetes containers with the tag `latest`.
+    pub latest: LatestPolicy,
     /// The platforms every new digest must serve (`--platform`, else `platforms:`); empty:
     /// those of the digest already pinned, all of a floating tag's.
     pub platforms: Vec<Platform>,
@@ -429,6 +432,7 @@ impl Settings {
             unproven_values: config.unproven_values.unwrap_or_default(),
             platforms,
             cache_dir,
+            latest: flags.latest.or(config.latest).unwrap_or_default(),
             github_token: non_empty(env, env::GITHUB_TOKEN)
                 .or_else(|| non_empty(env, env::GH_TOKEN))
                 .map(Secret::new),

@@ -350,3 +350,88 @@ fn a_second_run_reads_the_manifests_from_the_cache() {
     uncached.assert_code(0);
     assert_eq!(setup.gets(), 2);
 }
+
+#[test]
+fn latest_pull_policy_adds_if_not_present_to_the_containers_being_pinned() {
+    let mut setup = Setup::new();
+    setup
+        .context
+        .write("other.yaml", "# nothing floating here\n");
+    let digest = setup
+        .registry
+        .push("quay.io/org/tool:latest", Flavour::Image);
+    let manifest = "spec:\r\n  containers:\r\n    - name: a\r\n      image: \"quay.io/org/tool\"   # the tool\r\n      args: [run]\r\n    - name: b\r\n      image: quay.io/org/tool:latest\r\n      imagePullPolicy: Always\r\n";
+    let template = "spec:\n  containers:\n  {{- if .Values.tool }}\n  - image: quay.io/org/tool:latest\n    {{- with .Values.args }}\n    args: {{ toYaml . | nindent 6 }}\n    {{- end }}\n  {{- end }}\n";
+    setup.context.write("k8s.yaml", manifest);
+    setup.context.write("chart/templates/pod.yaml", template);
+    setup.context.write(
+        "chart/Chart.yaml",
+        "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+    );
+    let run = setup.run(&[
+        "pin",
+        ".",
+        "--write",
+        "--latest",
+        "pull-policy",
+        "--format",
+        "json",
+    ]);
+    run.assert_code(0);
+    let doc = run.json();
+    let added: Vec<(String, u64)> = doc["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["pull_policy_added"] == true)
+        .map(|e| {
+            (
+                e["path"].as_str().unwrap().to_owned(),
+                e["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        added,
+        [
+            ("chart/templates/pod.yaml".to_owned(), 4),
+            ("k8s.yaml".to_owned(), 4)
+        ],
+        "{run}"
+    );
+    assert_eq!(doc["summary"]["warnings"], 0, "{run}");
+    assert_eq!(
+        std::fs::read_to_string(setup.context.path("k8s.yaml")).unwrap(),
+        format!(
+            "spec:\r\n  containers:\r\n    - name: a\r\n      image: \"quay.io/org/tool:latest@{digest}\"   # the tool\r\n      imagePullPolicy: IfNotPresent\r\n      args: [run]\r\n    - name: b\r\n      image: quay.io/org/tool:latest@{digest}\r\n      imagePullPolicy: Always\r\n"
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(setup.context.path("chart/templates/pod.yaml")).unwrap(),
+        format!(
+            "spec:\n  containers:\n  {{{{- if .Values.tool }}}}\n  - image: quay.io/org/tool:latest@{digest}\n    imagePullPolicy: IfNotPresent\n    {{{{- with .Values.args }}}}\n    args: {{{{ toYaml . | nindent 6 }}}}\n    {{{{- end }}}}\n  {{{{- end }}}}\n"
+        )
+    );
+    // Idempotent: nothing left to pin, nothing added twice.
+    let again = setup.run(&[
+        "pin",
+        ".",
+        "--write",
+        "--latest",
+        "pull-policy",
+        "--format",
+        "json",
+    ]);
+    again.assert_code(0);
+    assert_eq!(again.json()["edits"], serde_json::json!([]), "{again}");
+    // `keep` (the default) pins and warns.
+    setup.context.write("k8s.yaml", manifest);
+    let keep = setup.run(&["pin", ".", "--format", "json"]);
+    keep.assert_code(0);
+    let doc = keep.json();
+    assert_eq!(doc["summary"]["warnings"], 1, "{keep}");
+    assert_eq!(
+        doc["edits"][0]["pull_policy_added"],
+        serde_json::Value::Null
+    );
+}

@@ -241,7 +241,14 @@ pub fn compute(
         let old = finding.lookup().and_then(ImageReference::digest);
         crate::platforms::judge(key, old, new, &platforms(finding), &fetched)
     };
-    let mut plan = plan::plan_with(&collected.files, &resolution.digests, refresh, &judge);
+    let pull_policy = settings.latest == crate::config::LatestPolicy::PullPolicy;
+    let mut plan = plan::plan_with(
+        &collected.files,
+        &resolution.digests,
+        refresh,
+        pull_policy,
+        &judge,
+    );
 
     let sources = collected
         .files

@@ -71,6 +71,8 @@ pub(crate) struct Found {
     pub(crate) warnings: Vec<Warning>,
     /// Other offsets whose lines may carry the ignore comment (split maps).
     pub(crate) also_lines: Vec<usize>,
+    /// See [`Finding::pull_policy`].
+    pub(crate) pull_policy: Option<crate::Edit>,
 }
 
 impl Found {
@@ -90,6 +92,7 @@ impl Found {
             site: EditSite::Inline,
             warnings: Vec::new(),
             also_lines: Vec::new(),
+            pull_policy: None,
         })
     }
 }
@@ -105,6 +108,7 @@ impl Found {
             site: EditSite::Inline,
             warnings: Vec::new(),
             also_lines: Vec::new(),
+            pull_policy: None,
         }
     }
 
@@ -208,6 +212,7 @@ impl<'a> Sink<'a> {
             resolve: None,
             tag_source: None,
             platform: None,
+            pull_policy: found.pull_policy,
         });
     }
 

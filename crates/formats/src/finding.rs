@@ -98,6 +98,11 @@ pub struct Finding {
     /// written: the only one this reference is pulled for. `None` elsewhere, and when the
     /// value is an expansion (`$BUILDPLATFORM`).
     pub platform: Option<String>,
+    /// For a Kubernetes container with the [`Warning::LatestPullsAlways`] warning, the edit
+    /// that adds `imagePullPolicy: IfNotPresent` to the container, written as its other keys
+    /// are (`pin --latest pull-policy`). `None` where no insertion can be proven to land in
+    /// that container only (an anchored mapping, a Helm template, a trailing block scalar…).
+    pub pull_policy: Option<Edit>,
 }
 
 impl Finding {

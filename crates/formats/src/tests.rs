@@ -182,6 +182,93 @@ fn yaml_sites_and_lint() {
 }
 
 #[test]
+fn latest_containers_offer_a_pull_policy_insertion() {
+    // (file, kind, the text with the insertion applied, or None where it is refused)
+    let cases: &[(&str, FileKind, Option<&str>)] = &[
+        (
+            "spec:\n  containers:\n    - name: a\n      image: n:latest  # app\n    - name: b\n      image: m:1\n",
+            FileKind::Yaml,
+            Some(
+                "spec:\n  containers:\n    - name: a\n      image: n:latest  # app\n      imagePullPolicy: IfNotPresent\n    - name: b\n      image: m:1\n",
+            ),
+        ),
+        (
+            "containers:\r\n- image: nginx\r\n  name: web\r\n",
+            FileKind::Yaml,
+            Some(
+                "containers:\r\n- image: nginx\r\n  imagePullPolicy: IfNotPresent\r\n  name: web\r\n",
+            ),
+        ),
+        (
+            "containers: [{name: a, image: busybox}]\n",
+            FileKind::Yaml,
+            Some("containers: [{name: a, image: busybox, imagePullPolicy: IfNotPresent}]\n"),
+        ),
+        (
+            "{\"containers\": [{\"image\": \"n:latest\"}]}\n",
+            FileKind::Yaml,
+            Some(
+                "{\"containers\": [{\"image\": \"n:latest\", \"imagePullPolicy\": \"IfNotPresent\"}]}\n",
+            ),
+        ),
+        // After the image line: a block scalar later in the container is left as it is.
+        (
+            "containers:\n- image: 'n:latest'\n  args: |\n    x\n",
+            FileKind::Yaml,
+            Some(
+                "containers:\n- image: 'n:latest'\n  imagePullPolicy: IfNotPresent\n  args: |\n    x\n",
+            ),
+        ),
+        // A Helm template: in the image's own branch, whatever follows.
+        (
+            "containers:\n{{- if .Values.a }}\n- image: n:latest\n  {{- if .Values.x }}\n  args: [x]\n  {{- end }}\n{{- end }}\n",
+            FileKind::HelmTemplate,
+            Some(
+                "containers:\n{{- if .Values.a }}\n- image: n:latest\n  imagePullPolicy: IfNotPresent\n  {{- if .Values.x }}\n  args: [x]\n  {{- end }}\n{{- end }}\n",
+            ),
+        ),
+        // An action on the image line: refused.
+        (
+            "containers:\n- image: n:latest # {{ .Values.note }}\n",
+            FileKind::HelmTemplate,
+            None,
+        ),
+        // A flow mapping over several lines: refused.
+        (
+            "containers:\n- {name: a,\n   image: n:latest}\n",
+            FileKind::Yaml,
+            None,
+        ),
+        // An anchored container would gain the key wherever it is used.
+        (
+            "containers:\n- &c\n  image: n:latest\n- *c\n",
+            FileKind::Yaml,
+            None,
+        ),
+    ];
+    for (text, kind, expected) in cases {
+        let findings = scan(Path::new("templates/p.yaml"), *kind, text).unwrap();
+        let finding = findings
+            .iter()
+            .find(|f| f.warnings.contains(&Warning::LatestPullsAlways))
+            .unwrap_or_else(|| panic!("no warned finding in {text:?}: {findings:?}"));
+        let applied = finding
+            .pull_policy
+            .as_ref()
+            .map(|edit| crate::apply_edits(text, std::slice::from_ref(edit)).unwrap());
+        assert_eq!(applied.as_deref(), *expected, "{text:?}");
+    }
+    // No warning, no insertion.
+    let findings = scan(
+        Path::new("p"),
+        FileKind::Yaml,
+        "containers:\n- image: n:1\n",
+    )
+    .unwrap();
+    assert_eq!(findings[0].pull_policy, None);
+}
+
+#[test]
 fn compose_and_workflow_table() {
     use Status::{Floating, Local, Templated};
     assert_eq!(

@@ -67,8 +67,10 @@ fn cozystack() {
         ("apps/tcp-balancer/templates/deployment.yaml", &[35]),
     ];
     let mut count = 0;
+    let mut insertions = 0;
     for (file, lines) in latest {
-        let (_, findings) = scan_file(&root, &format!("{packages}{file}"));
+        let (text, findings) = scan_file(&root, &format!("{packages}{file}"));
+        let mut edits = Vec::new();
         for &line in lines {
             let finding = at(&findings, line);
             assert_eq!(finding.status, Status::Floating, "{file}:{line}");
@@ -79,9 +81,34 @@ fn cozystack() {
                 "{file}:{line}"
             );
             count += 1;
+            // `pin --latest pull-policy`: the next line is `imagePullPolicy: IfNotPresent` at
+            // the `image` key's column, and nothing else changes.
+            if let Some(edit) = &finding.pull_policy {
+                insertions += 1;
+                edits.push(edit.clone());
+            }
+        }
+        let new = apply_edits(&text, &edits).unwrap();
+        let old_lines: Vec<&str> = text.lines().collect();
+        let new_lines: Vec<&str> = new.lines().collect();
+        assert_eq!(new_lines.len(), old_lines.len() + edits.len(), "{file}");
+        let mut shift = 0;
+        for (index, old) in old_lines.iter().enumerate() {
+            assert_eq!(new_lines[index + shift], *old, "{file}:{}", index + 1);
+            if lines.contains(&(index + 1)) {
+                shift += 1;
+                let column = old.find("image:").unwrap();
+                assert_eq!(
+                    new_lines[index + shift],
+                    format!("{}imagePullPolicy: IfNotPresent", " ".repeat(column)),
+                    "{file}:{}",
+                    index + 1
+                );
+            }
         }
     }
     assert_eq!(count, 7);
+    assert_eq!(insertions, 7, "every #3578 reference takes the pull policy");
 
     let (_, findings) = scan_file(&root, "packages/system/flux-plunger/values.yaml");
     assert_eq!(at(&findings, 1).status, Status::Pinned);

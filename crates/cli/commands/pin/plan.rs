@@ -44,6 +44,9 @@ pub struct EditRecord {
     /// The platforms whose manifests changed, when the old and new digests were compared.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub platforms_changed: Option<Vec<String>>,
+    /// `imagePullPolicy: IfNotPresent` was added to the container (`--latest pull-policy`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pull_policy_added: bool,
     /// The Kubernetes `latest` pull-policy warning, when the reference has it.
     pub warnings: Vec<WarningRow>,
 }
@@ -196,7 +199,7 @@ pub fn plan(
     digests: &BTreeMap<TagKey, Result<Digest, ResolveError>>,
     refresh: bool,
 ) -> Plan {
-    plan_with(files, digests, refresh, &|_, _, _| Verdict::Write {
+    plan_with(files, digests, refresh, false, &|_, _, _| Verdict::Write {
         changed: None,
     })
 }
@@ -204,11 +207,13 @@ pub fn plan(
 /// The edits that write `digests` into `files`: one record per reference, one rewrite per file
 /// that changes. A tag is looked up once however many references use it, so every reference
 /// to it gets the same digest. `judge` may keep a digest out (platforms unchanged, or one
-/// missing).
+/// missing). With `pull_policy`, a Kubernetes container with the tag `latest` that gets a
+/// digest also gets `imagePullPolicy: IfNotPresent` where the scanner offers the insertion.
 pub fn plan_with(
     files: &[ScannedFile],
     digests: &BTreeMap<TagKey, Result<Digest, ResolveError>>,
     refresh: bool,
+    pull_policy: bool,
     judge: &Judge<'_>,
 ) -> Plan {
     let mut plan = Plan::default();
@@ -335,6 +340,10 @@ pub fn plan_with(
                 continue;
             };
             edits.push(edit);
+            let policy = finding.pull_policy.as_ref().filter(|_| pull_policy);
+            if let Some(insertion) = policy {
+                edits.push(insertion.clone());
+            }
             plan.edits.push(EditRecord {
                 path: file.display.clone(),
                 line: finding.line,
@@ -351,7 +360,13 @@ pub fn plan_with(
                     Change::Pinned
                 },
                 platforms_changed,
-                warnings: WarningRow::rows(&finding.warnings),
+                pull_policy_added: policy.is_some(),
+                // The policy added is what the warning asks for.
+                warnings: if policy.is_some() {
+                    Vec::new()
+                } else {
+                    WarningRow::rows(&finding.warnings)
+                },
             });
         }
         if !edits.is_empty() {

@@ -103,7 +103,7 @@ fn flow_point(s: &[u8], close: usize, quoted: bool) -> Option<Insertion> {
 
 /// After the line holding the mapping's last byte (`end`), at the indentation of its last key
 /// (which starts at `key_start`).
-fn block_point(text: &str, key_start: usize, end: usize) -> Option<Insertion> {
+pub(crate) fn block_point(text: &str, key_start: usize, end: usize) -> Option<Insertion> {
     let s = text.as_bytes();
     let line_start = text[..key_start].rfind('\n').map_or(0, |i| i + 1);
     let column = text[line_start..key_start].chars().count();

@@ -91,8 +91,74 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
             && candidate.found.reference.as_ref().is_some_and(pulls_always);
         if lint {
             candidate.found.warnings.push(Warning::LatestPullsAlways);
+            let insertion = pull_policy_insertion(map, &scalar.span, out);
+            out.last_candidate().found.pull_policy = insertion;
         }
     }
+}
+
+/// The edit that adds `imagePullPolicy: IfNotPresent` to the container `map`, whose `image`
+/// value is at `image`. In a block mapping the new line goes right after the `image:` line,
+/// at its key's indentation: in a Helm template it is then in whatever branch the image is.
+/// In a one-line flow mapping it goes before the `}`. Refused (`None`) for a mapping reached
+/// through an alias or anchored, an `image:` line that holds anything but the key, the value
+/// and a comment, or a Helm action on the lines written to.
+fn pull_policy_insertion(
+    map: &Map<'_, '_>,
+    image: &std::ops::Range<usize>,
+    out: &Out<'_>,
+) -> Option<crate::Edit> {
+    if map.shared || !map.at.chain.is_empty() {
+        return None;
+    }
+    let text = out.text;
+    let line_start = text[..image.start].rfind('\n').map_or(0, |i| i + 1);
+    let point = if let Some(column) = block_key_column(&text[line_start..image.start]) {
+        let point = super::insert::block_point(text, line_start + column, image.end)?;
+        // After the value: its closing quote, spaces, a comment; nothing else.
+        let tail = text[image.end..point.at]
+            .trim_start_matches(['"', '\''])
+            .trim();
+        if !(tail.is_empty() || tail.starts_with('#')) || out.masked(line_start..point.at) {
+            return None;
+        }
+        point
+    } else {
+        let point = super::insert::entry_point(map, out.structure)?;
+        let mapping = map.doc.tree.node(map.at.node).span;
+        if point.lead.starts_with(['\r', '\n'])
+            || out.masked(mapping.start as usize..mapping.end as usize)
+        {
+            return None;
+        }
+        point
+    };
+    Some(crate::Edit {
+        span: point.at..point.at,
+        replacement: point.entry("imagePullPolicy", "IfNotPresent"),
+    })
+}
+
+/// Where the `image` key starts in `before`, the text of its line before the value, when the
+/// line is only indentation, sequence dashes, the key and a quote (`    - image: "`), in ASCII.
+fn block_key_column(before: &str) -> Option<usize> {
+    if !before.is_ascii() {
+        return None;
+    }
+    let mut rest = before.trim_start_matches(' ');
+    while let Some(after) = rest.strip_prefix('-') {
+        let trimmed = after.trim_start_matches(' ');
+        if trimmed.len() == after.len() {
+            return None;
+        }
+        rest = trimmed;
+    }
+    let key = ["image:", "\"image\":", "'image':"]
+        .into_iter()
+        .find(|key| rest.starts_with(key))?;
+    // Spaces, then the value's opening quote when it is quoted.
+    let gap = rest[key.len()..].trim_start_matches(' ');
+    matches!(gap, "" | "'" | "\"").then_some(before.len() - rest.len())
 }
 
 /// Whether kubelet defaults a container with this image to `imagePullPolicy: Always`: the tag

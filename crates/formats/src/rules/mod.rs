@@ -11,13 +11,6 @@
 
 mod compose;
 mod helm_values;
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "the general insert-a-key site, for the Kustomize and pull-policy rules to come"
-    )
-)]
 pub(crate) mod insert;
 mod kubernetes;
 pub(crate) mod walk;
@@ -121,6 +114,11 @@ impl Out<'_> {
     /// Whether a span overlaps a masked Helm action.
     pub(crate) fn masked(&self, span: Range<usize>) -> bool {
         self.text.get(span.clone()) != self.structure.get(span)
+    }
+
+    /// The candidate pushed last.
+    pub(crate) fn last_candidate(&mut self) -> &mut Candidate {
+        self.candidates.last_mut().expect("a candidate was pushed")
     }
 
     pub(crate) fn push(&mut self, found: Found, target: Option<At>) -> &mut Candidate {
@@ -279,6 +277,7 @@ fn merge(
         .iter()
         .position(|c| c.found.status != Status::Local)
         .unwrap_or(0);
+    let pull_policy = group.iter().find_map(|c| c.found.pull_policy.clone());
     let mut chains = Vec::new();
     let mut target_node = None;
     let mut warnings = Vec::new();
@@ -305,6 +304,7 @@ fn merge(
         .found;
     found.warnings = warnings;
     found.also_lines = also;
+    found.pull_policy = pull_policy;
     let editable = !matches!(found.site, EditSite::Unsupported { .. });
     if let (true, Some(node)) = (editable, target_node) {
         let other_use = uses
