@@ -394,3 +394,28 @@ fn render_enabled(chart: &Path) -> String {
     }
     all
 }
+
+#[test]
+fn crlf_values_are_pinned_like_lf_ones() {
+    let setup = Setup::new();
+    let root = setup.context.root().to_owned();
+    // Every values file with CRLF line ends (templates stay LF, as Helm reads either).
+    let crlf = |text: &str| text.replace("\r\n", "\n").replace('\n', "\r\n");
+    for (path, bytes) in tree(&root) {
+        if path.ends_with("values.yaml") {
+            std::fs::write(root.join(&path), crlf(&String::from_utf8(bytes).unwrap())).unwrap();
+        }
+    }
+    let write = setup.run(&["pin", ".", "--write"], true);
+    write.assert_code(0);
+    for (path, bytes) in tree(&fixture_dir("charts.expected")) {
+        let text = expand(&String::from_utf8(bytes).unwrap(), setup.registry.pushed());
+        let want = if path.ends_with("values.yaml") {
+            crlf(&text)
+        } else {
+            text
+        };
+        let got = String::from_utf8(std::fs::read(root.join(&path)).unwrap()).unwrap();
+        assert_eq!(got, want, "{path}");
+    }
+}
