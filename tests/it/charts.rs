@@ -111,7 +111,8 @@ fn charts_are_pinned_where_a_rendering_proves_it_and_nowhere_else() {
         "{left:?}"
     );
     assert!(
-        reason("needs-dependency/values.yaml").starts_with("not proven: the chart does not render"),
+        reason("needs-dependency/values.yaml")
+            .starts_with("not proven: with Helm the chart does not render"),
         "{left:?}"
     );
     assert!(
@@ -189,34 +190,67 @@ fn charts_are_pinned_where_a_rendering_proves_it_and_nowhere_else() {
 }
 
 #[test]
-fn without_helm_no_split_map_is_written() {
+fn without_helm_only_what_the_templates_show_is_written_and_it_is_what_helm_proves() {
     let setup = Setup::new();
     let root = setup.context.root().to_owned();
     let original = tree(&root);
     let run = setup.run(&["pin", ".", "--write", "--format", "json"], false);
     run.assert_code(0);
     let doc = run.json();
-    // Only the string written whole (a values file's `sidecar.image`) and the subchart's
-    // nothing: every split map waits for a rendering.
+    // The string written whole, and the subchart whose template line reads its map directly.
     let edits: Vec<(&str, u64)> = doc["edits"]
         .as_array()
         .unwrap()
         .iter()
         .map(|e| (e["path"].as_str().unwrap(), e["line"].as_u64().unwrap()))
         .collect();
-    assert_eq!(edits, [("env/prod-values.yaml", 6)], "{run}");
-    let left = unsupported(&doc);
-    assert!(
-        left.iter()
-            .any(|(path, _, reason)| path == "bitnami-style/values.yaml"
-                && reason.contains("no Helm to render the chart with")),
-        "{left:?}"
+    assert_eq!(
+        edits,
+        [
+            ("env/prod-values.yaml", 6),
+            ("umbrella/charts/sub/values.yaml", 2)
+        ],
+        "{run}"
     );
+    let left = unsupported(&doc);
+    for (path, reason) in [
+        (
+            "bitnami-style/values.yaml",
+            "not proven: without Helm, `.Values.image` is read whole at bitnami-style/templates/deployment.yaml:10",
+        ),
+        (
+            "ingress-style/values.yaml",
+            "not proven: without Helm, `.Values.controller.image` is read whole",
+        ),
+        (
+            "umbrella/values.yaml",
+            "the values under `sub` feed a subchart",
+        ),
+        (
+            "label-tag/values.yaml",
+            "the tag also feeds `app.kubernetes.io/version",
+        ),
+    ] {
+        assert!(
+            left.iter().any(|(p, _, r)| p == path && r.contains(reason)),
+            "{path}: {reason}\n{left:?}"
+        );
+    }
+    // Every file is as it was or as the Helm-proven golden has it: no edit Helm would refuse.
+    let golden: BTreeMap<String, Vec<u8>> = tree(&fixture_dir("charts.expected"))
+        .into_iter()
+        .map(|(path, bytes)| {
+            let text = String::from_utf8(bytes).unwrap();
+            (path, expand(&text, setup.registry.pushed()).into_bytes())
+        })
+        .collect();
     let after = tree(&root);
-    for (path, bytes) in &original {
-        if path != "env/prod-values.yaml" {
-            assert_eq!(&after[path], bytes, "{path} changed");
-        }
+    for (path, bytes) in &after {
+        assert!(
+            *bytes == original[path] || *bytes == golden[path],
+            "{path} is neither as it was nor as Helm proves it:\n{}",
+            String::from_utf8_lossy(bytes)
+        );
     }
 }
 

@@ -10,6 +10,7 @@
 //! it by its key names). Strings written whole are pinned as for any YAML.
 
 mod helm;
+mod renderer;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ use tagpin_formats::chart::{self, Expected, Render, Rendered, Renderings};
 use tagpin_formats::{EditSite, Finding};
 
 pub use helm::Helm;
+use renderer::Renderer;
 
 use crate::commands::ScannedFile;
 use crate::config::UnprovenValues;
@@ -30,7 +32,9 @@ pub type Charts = BTreeMap<String, ChartValues>;
 /// A values file decided by rendering its chart.
 #[derive(Debug)]
 pub struct ChartValues {
-    helm: Helm,
+    renderer: Renderer,
+    /// The candidates' key paths, which the static reading follows.
+    paths: Vec<Vec<String>>,
     chart: PathBuf,
     /// The overrides of the original rendering (`enabled` flags on the candidates' paths).
     flags: String,
@@ -80,7 +84,8 @@ pub fn learn(files: &mut [ScannedFile], settings: &Settings) -> Charts {
     charts.into_inner().expect("no panics holding the lock")
 }
 
-/// Decides one values file, or leaves its split maps unproven with the reason.
+/// Decides one values file, or leaves its split maps unproven with the reason. Without Helm,
+/// or when Helm cannot render the chart, tagpin's own reading of the templates decides.
 fn learn_file(
     file: &mut ScannedFile,
     helm: Option<&Helm>,
@@ -99,27 +104,33 @@ fn learn_file(
         );
         return None;
     };
-    let Some(helm) = helm else {
-        unproven(
-            file,
-            "not proven: no Helm to render the chart with (install `helm`, or name it with \
-             --helm)",
-        );
-        return None;
+    let helm_failed = match helm {
+        Some(helm) => match render_and_decide(file, &chart, &Renderer::Helm(helm.clone()), None) {
+            Ok(values) => return Some(values),
+            Err(reason) => Some(reason),
+        },
+        None => None,
     };
-    match render_and_decide(file, &chart, helm) {
+    match render_and_decide(file, &chart, &Renderer::Static, helm_failed.as_deref()) {
         Ok(values) => Some(values),
         Err(reason) => {
-            unproven(file, &format!("not proven: {reason}"));
+            let reason = match helm_failed {
+                Some(helm) => format!("not proven: with Helm {helm}; without Helm, {reason}"),
+                None => format!("not proven: {reason}"),
+            };
+            unproven(file, &reason);
             None
         }
     }
 }
 
+/// `helm_failed` is why Helm could not render the chart, when the static reading is the
+/// fallback: the reasons it gives say so.
 fn render_and_decide(
     file: &mut ScannedFile,
     chart: &Path,
-    helm: &Helm,
+    renderer: &Renderer,
+    helm_failed: Option<&str>,
 ) -> Result<ChartValues, String> {
     let text = std::fs::read_to_string(&file.path)
         .map_err(|error| format!("cannot read the values again: {error}"))?;
@@ -138,10 +149,14 @@ fn render_and_decide(
     // The chart's own values.yaml Helm reads anyway; another is given to it.
     let overlay = (!own_values).then(|| file.path.clone());
     let values: Vec<&Path> = overlay.iter().map(PathBuf::as_path).collect();
-    let render = |images: &chart::ValuesImages, which: Render| -> Result<Rendered, String> {
-        helm.render(chart, &values, &chart::overrides(images, which))
-            .map(|output| Rendered::parse(&output))
-            .map_err(|error| format!("the chart does not render ({error})"))
+    let paths: Vec<Vec<String>> = images.candidates.iter().map(|c| c.path.clone()).collect();
+    let mut blocked = Vec::new();
+    let mut render = |images: &chart::ValuesImages, which: Render| -> Result<Rendered, String> {
+        let output = renderer
+            .render(chart, &values, &chart::overrides(images, which), &paths)
+            .map_err(|error| format!("the chart does not render ({error})"))?;
+        blocked = output.blocked;
+        Ok(Rendered::parse(&output.text))
     };
     // With every `enabled` flag on the candidates' paths on, more of the chart shows; a chart
     // may refuse one (a feature that needs values of its own): then each flag is tried alone
@@ -171,7 +186,20 @@ fn render_and_decide(
         names: render(&images, Render::Names)?,
         undigested: render(&images, Render::Undigested)?,
     };
-    let decisions = chart::decide(&images, &renderings, app_version(chart).as_deref());
+    let mut decisions = chart::decide(&images, &renderings, app_version(chart).as_deref());
+    for (i, reason) in blocked {
+        if let Some(decision) = decisions.get_mut(i) {
+            let reason = match helm_failed {
+                Some(helm) => format!(
+                    "not proven: with Helm {helm}; {}",
+                    reason.strip_prefix("not proven: ").unwrap_or(&reason)
+                ),
+                None => reason,
+            };
+            decision.rendered = None;
+            decision.site = EditSite::Unsupported { reason };
+        }
+    }
     chart::apply(&mut file.findings, &decisions);
     let at = |span: &std::ops::Range<usize>| {
         file.findings
@@ -186,7 +214,8 @@ fn render_and_decide(
         .filter_map(|d| at(&d.span))
         .collect();
     Ok(ChartValues {
-        helm: helm.clone(),
+        renderer: renderer.clone(),
+        paths,
         chart: chart.to_owned(),
         flags: chart::overrides(&images, Render::Original),
         original,
@@ -218,9 +247,9 @@ impl ChartValues {
         // The edited copy replaces the overlay; over the chart's own values it is laid on top,
         // which is the same: the edits change scalars and add keys, they remove none.
         let after = self
-            .helm
-            .render(&self.chart, &[edited.as_path()], &self.flags)
-            .map(|output| Rendered::parse(&output))
+            .renderer
+            .render(&self.chart, &[edited.as_path()], &self.flags, &self.paths)
+            .map(|output| Rendered::parse(&output.text))
             .map_err(|error| format!("the chart does not render with the digests ({error})"))?;
         let expected: Vec<Expected> = pinned
             .iter()

@@ -17,15 +17,18 @@
 
 mod candidates;
 mod decide;
+mod evaluate;
 mod prove;
 mod rendered;
 mod sentinel;
+mod static_render;
 
 pub use candidates::{Candidate, Part, Shape, ValuesImages, values_images};
 pub use decide::{Decision, Renderings, TagSource, decide};
 pub use prove::{Expected, prove};
 pub use rendered::{Document, Image, Rendered};
 pub use sentinel::{Render, overrides};
+pub use static_render::{StaticRendering, Template, render as render_statically};
 
 use crate::{EditSite, Finding, Status};
 
