@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::context::TestContext;
-use crate::pin::{assert_tree, copy_tree, expand, fixture_dir, placeholders, tree};
+use crate::pin::{assert_tree, bless, copy_tree, fixture_dir, golden, tree};
 use crate::registry::{Flavour, Registry};
 
 /// The images the charts render and tagpin may pin. The ones it must leave alone (a tag that
@@ -126,55 +126,38 @@ fn charts_are_pinned_where_a_rendering_proves_it_and_nowhere_else() {
 
     let write = setup.run(&["pin", ".", "--write"], true);
     write.assert_code(0);
-    if std::env::var_os("TAGPIN_BLESS").is_some() {
-        let golden = fixture_dir("charts.expected");
-        let _ = std::fs::remove_dir_all(&golden);
-        for (path, bytes) in tree(&root) {
-            let text = placeholders(&String::from_utf8(bytes).unwrap(), setup.registry.pushed());
-            let target = golden.join(path);
-            std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-            std::fs::write(target, text).unwrap();
-        }
-    }
-    let golden: BTreeMap<String, Vec<u8>> = tree(&fixture_dir("charts.expected"))
-        .into_iter()
-        .map(|(path, bytes)| {
-            let text = String::from_utf8(bytes).unwrap();
-            (path, expand(&text, setup.registry.pushed()).into_bytes())
-        })
-        .collect();
+    bless(&root, "charts.expected", setup.registry.pushed());
+    let golden = golden("charts.expected", setup.registry.pushed());
     assert_tree(&root, &golden);
 
     // What each chart renders now: the pinned references, in the form its template builds.
-    let nginx = setup.digest("docker.io/bitnami/nginx:1.29.1-debian-12-r0");
+    for (chart, key, line) in [
+        (
+            "bitnami-style",
+            "docker.io/bitnami/nginx:1.29.1-debian-12-r0",
+            "image: docker.io/bitnami/nginx@{}\n",
+        ),
+        (
+            "prometheus-sha",
+            "quay.io/prometheus/node-exporter:v1.8.2",
+            "image: \"quay.io/prometheus/node-exporter:v1.8.2@{}\"\n",
+        ),
+        (
+            "ingress-style",
+            "registry.k8s.io/ingress-nginx/controller:v1.11.2",
+            "image: \"registry.k8s.io/ingress-nginx/controller:v1.11.2@{}\"\n",
+        ),
+        (
+            "umbrella",
+            "ghcr.io/acme/sub:1.0",
+            "image: \"ghcr.io/acme/sub:1.0@{}\"\n",
+        ),
+    ] {
+        let rendered = render(&root.join(chart));
+        let line = line.replace("{}", setup.digest(key));
+        assert!(rendered.contains(&line), "{chart}: {line}\n{rendered}");
+    }
     let exporter = setup.digest("docker.io/bitnami/nginx-exporter:1.4.2-debian-12-r9");
-    let bitnami = render(&root.join("bitnami-style"));
-    assert!(
-        bitnami.contains(&format!("image: docker.io/bitnami/nginx@{nginx}\n")),
-        "{bitnami}"
-    );
-    let node = setup.digest("quay.io/prometheus/node-exporter:v1.8.2");
-    let prometheus = render(&root.join("prometheus-sha"));
-    assert!(
-        prometheus.contains(&format!(
-            "image: \"quay.io/prometheus/node-exporter:v1.8.2@{node}\"\n"
-        )),
-        "{prometheus}"
-    );
-    let controller = setup.digest("registry.k8s.io/ingress-nginx/controller:v1.11.2");
-    let ingress = render(&root.join("ingress-style"));
-    assert!(
-        ingress.contains(&format!(
-            "image: \"registry.k8s.io/ingress-nginx/controller:v1.11.2@{controller}\"\n"
-        )),
-        "{ingress}"
-    );
-    let sub = setup.digest("ghcr.io/acme/sub:1.0");
-    let umbrella = render(&root.join("umbrella"));
-    assert!(
-        umbrella.contains(&format!("image: \"ghcr.io/acme/sub:1.0@{sub}\"\n")),
-        "{umbrella}"
-    );
     // The metrics container is off by default; with it on, it is pinned too.
     let values = std::fs::read_to_string(root.join("bitnami-style/values.yaml")).unwrap();
     assert!(
@@ -237,13 +220,7 @@ fn without_helm_only_what_the_templates_show_is_written_and_it_is_what_helm_prov
         );
     }
     // Every file is as it was or as the Helm-proven golden has it: no edit Helm would refuse.
-    let golden: BTreeMap<String, Vec<u8>> = tree(&fixture_dir("charts.expected"))
-        .into_iter()
-        .map(|(path, bytes)| {
-            let text = String::from_utf8(bytes).unwrap();
-            (path, expand(&text, setup.registry.pushed()).into_bytes())
-        })
-        .collect();
+    let golden = golden("charts.expected", setup.registry.pushed());
     let after = tree(&root);
     for (path, bytes) in &after {
         assert!(
@@ -442,8 +419,8 @@ fn crlf_values_are_pinned_like_lf_ones() {
     }
     let write = setup.run(&["pin", ".", "--write"], true);
     write.assert_code(0);
-    for (path, bytes) in tree(&fixture_dir("charts.expected")) {
-        let text = expand(&String::from_utf8(bytes).unwrap(), setup.registry.pushed());
+    for (path, bytes) in golden("charts.expected", setup.registry.pushed()) {
+        let text = String::from_utf8(bytes).unwrap();
         let want = if path.ends_with("values.yaml") {
             crlf(&text)
         } else {

@@ -47,9 +47,10 @@ pub struct ChartValues {
     drops_tag: BTreeSet<(usize, usize)>,
 }
 
-/// Decides the values files among `files` by rendering their charts, in parallel. Returns
-/// what [`prove`] needs for each file it decided.
-pub fn learn(files: &mut [ScannedFile], settings: &Settings) -> Charts {
+/// Decides the values files among `files` by rendering their charts, in parallel. With
+/// `prove` (`pin`), also renders what the proof of the edits needs, and returns it for each
+/// file it decided.
+pub fn learn(files: &mut [ScannedFile], settings: &Settings, prove: bool) -> Charts {
     let helm = settings.helm.as_deref().and_then(Helm::find);
     let jobs: Vec<&mut ScannedFile> = files
         .iter_mut()
@@ -71,7 +72,7 @@ pub fn learn(files: &mut [ScannedFile], settings: &Settings) -> Charts {
                     else {
                         break;
                     };
-                    if let Some(values) = learn_file(file, helm.as_ref(), settings) {
+                    if let Some(values) = learn_file(file, helm.as_ref(), settings, prove) {
                         charts
                             .lock()
                             .expect("no panics holding the lock")
@@ -90,6 +91,7 @@ fn learn_file(
     file: &mut ScannedFile,
     helm: Option<&Helm>,
     settings: &Settings,
+    prove: bool,
 ) -> Option<ChartValues> {
     let unproven = |file: &mut ScannedFile, reason: &str| {
         if settings.unproven_values == UnprovenValues::Report {
@@ -105,13 +107,24 @@ fn learn_file(
         return None;
     };
     let helm_failed = match helm {
-        Some(helm) => match render_and_decide(file, &chart, &Renderer::Helm(helm.clone()), None) {
-            Ok(values) => return Some(values),
-            Err(reason) => Some(reason),
-        },
+        Some(helm) => {
+            match render_and_decide(file, &chart, &Renderer::Helm(helm.clone()), None, prove) {
+                Ok(values) => return Some(values),
+                Err(reason) => Some(reason),
+            }
+        }
         None => None,
     };
-    match render_and_decide(file, &chart, &Renderer::Static, helm_failed.as_deref()) {
+    let fallback = renderer::StaticChart::read(&chart).and_then(|read| {
+        render_and_decide(
+            file,
+            &chart,
+            &Renderer::Static(read.into()),
+            helm_failed.as_deref(),
+            prove,
+        )
+    });
+    match fallback {
         Ok(values) => Some(values),
         Err(reason) => {
             let reason = match helm_failed {
@@ -131,6 +144,7 @@ fn render_and_decide(
     chart: &Path,
     renderer: &Renderer,
     helm_failed: Option<&str>,
+    prove: bool,
 ) -> Result<ChartValues, String> {
     let text = std::fs::read_to_string(&file.path)
         .map_err(|error| format!("cannot read the values again: {error}"))?;
@@ -161,8 +175,8 @@ fn render_and_decide(
     // With every `enabled` flag on the candidates' paths on, more of the chart shows; a chart
     // may refuse one (a feature that needs values of its own): then each flag is tried alone
     // and those the chart accepts are kept. What the others keep off is not rendered.
-    let original = match render(&images, Render::Original) {
-        Ok(original) => original,
+    let sentinels = match render(&images, Render::Sentinels) {
+        Ok(sentinels) => sentinels,
         Err(_) if !images.disabled.is_empty() => {
             let flags = std::mem::take(&mut images.disabled);
             let accepted: Vec<_> = flags
@@ -172,19 +186,27 @@ fn render_and_decide(
                         candidates: images.candidates.clone(),
                         disabled: vec![flag.clone()],
                     };
-                    render(&alone, Render::Original).is_ok()
+                    render(&alone, Render::Sentinels).is_ok()
                 })
                 .collect();
             images.disabled = accepted;
-            render(&images, Render::Original)?
+            render(&images, Render::Sentinels)?
         }
         Err(error) => return Err(error),
     };
-    let again = render(&images, Render::Original)?;
     let renderings = Renderings {
-        sentinels: render(&images, Render::Sentinels)?,
+        sentinels,
         names: render(&images, Render::Names)?,
         undigested: render(&images, Render::Undigested)?,
+    };
+    // The original values rendered twice, for the proof only (`pin`).
+    let (original, again) = if prove {
+        (
+            render(&images, Render::Original)?,
+            render(&images, Render::Original)?,
+        )
+    } else {
+        (Rendered::default(), Rendered::default())
     };
     let mut decisions = chart::decide(&images, &renderings, app_version(chart).as_deref());
     for (i, reason) in blocked {

@@ -2,6 +2,7 @@
 //! lines that use the image maps (`tagpin_formats::chart::render_statically`).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use tagpin_formats::chart::{self, Template};
@@ -12,8 +13,8 @@ use super::Helm;
 #[derive(Clone, Debug)]
 pub enum Renderer {
     Helm(Helm),
-    /// tagpin's own evaluation of the lines that read the image maps.
-    Static,
+    /// tagpin's own evaluation of the lines that read the image maps, over a chart read once.
+    Static(Arc<StaticChart>),
 }
 
 /// What a rendering gave: Helm's output (or its equivalent) and, for the static reading, the
@@ -25,7 +26,8 @@ pub struct Output {
 
 impl Renderer {
     /// Renders `chart` with the values files `values` and `overrides` on top; `paths` are the
-    /// candidates' key paths (the static reading follows only them).
+    /// candidates' key paths (the static reading follows only them, and has read its chart
+    /// and values files already).
     pub fn render(
         &self,
         chart: &Path,
@@ -38,44 +40,66 @@ impl Renderer {
                 text,
                 blocked: Vec::new(),
             }),
-            Self::Static => render_statically(chart, values, overrides, paths),
+            Self::Static(chart) => chart.render(values, overrides, paths),
         }
     }
 }
 
-fn render_statically(
-    chart: &Path,
-    values: &[&Path],
-    overrides: &str,
-    paths: &[Vec<String>],
-) -> Result<Output, String> {
-    let meta = read_yaml(&chart.join("Chart.yaml"))?;
-    let mut merged = read_yaml(&chart.join("values.yaml")).unwrap_or(Value::Object(Map::new()));
-    for file in values {
-        merge(&mut merged, read_yaml(file)?);
+/// A chart as the static reading needs it: its templates (and its subcharts'), its metadata
+/// and its own values.
+#[derive(Debug)]
+pub struct StaticChart {
+    templates: Vec<Template>,
+    subcharts: Vec<String>,
+    meta: Value,
+    values: Value,
+}
+
+impl StaticChart {
+    pub fn read(chart: &Path) -> Result<Self, String> {
+        let meta = read_yaml(&chart.join("Chart.yaml"))?;
+        let values = read_yaml(&chart.join("values.yaml")).unwrap_or(Value::Object(Map::new()));
+        let mut templates = Vec::new();
+        let mut subcharts = Vec::new();
+        collect_templates(
+            chart,
+            &chart_name(chart, &meta),
+            &mut templates,
+            &mut subcharts,
+        )?;
+        Ok(Self {
+            templates,
+            subcharts,
+            meta,
+            values,
+        })
     }
-    let overrides: Value = serde_json::from_str(overrides)
-        .map_err(|error| format!("the render values are not JSON: {error}"))?;
-    merge(&mut merged, overrides);
-    let field = |key: &str| meta.get(key).cloned().unwrap_or(Value::Null);
-    let root = serde_json::json!({
-        "Values": merged,
-        "Chart": {"Name": field("name"), "Version": field("version"), "AppVersion": field("appVersion")},
-        "Release": {"Name": "tagpin", "Namespace": "default", "Service": "Helm"},
-    });
-    let mut templates = Vec::new();
-    let mut subcharts = Vec::new();
-    collect_templates(
-        chart,
-        &chart_name(chart, &meta),
-        &mut templates,
-        &mut subcharts,
-    )?;
-    let rendering = chart::render_statically(&templates, paths, &subcharts, &root);
-    Ok(Output {
-        text: rendering.output,
-        blocked: rendering.blocked,
-    })
+
+    fn render(
+        &self,
+        values: &[&Path],
+        overrides: &str,
+        paths: &[Vec<String>],
+    ) -> Result<Output, String> {
+        let mut merged = self.values.clone();
+        for file in values {
+            merge(&mut merged, read_yaml(file)?);
+        }
+        let overrides: Value = serde_json::from_str(overrides)
+            .map_err(|error| format!("the render values are not JSON: {error}"))?;
+        merge(&mut merged, overrides);
+        let field = |key: &str| self.meta.get(key).cloned().unwrap_or(Value::Null);
+        let root = serde_json::json!({
+            "Values": merged,
+            "Chart": {"Name": field("name"), "Version": field("version"), "AppVersion": field("appVersion")},
+            "Release": {"Name": "tagpin", "Namespace": "default", "Service": "Helm"},
+        });
+        let rendering = chart::render_statically(&self.templates, paths, &self.subcharts, &root);
+        Ok(Output {
+            text: rendering.output,
+            blocked: rendering.blocked,
+        })
+    }
 }
 
 fn chart_name(chart: &Path, meta: &Value) -> String {

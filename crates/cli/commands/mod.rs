@@ -137,7 +137,8 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
         .errors
         .sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
     collected.skipped.sort_by(|a, b| a.path.cmp(&b.path));
-    collected.charts = crate::charts::learn(&mut collected.files, settings);
+    collected.charts =
+        crate::charts::learn(&mut collected.files, settings, keep == Keep::Fingerprint);
     collected
 }
 

@@ -18,6 +18,7 @@ use serde_json::Value;
 use super::evaluate::{self, Piece, Root};
 
 /// A template file: its path as Helm names it (`chart/templates/x.yaml`) and its text.
+#[derive(Clone, Debug)]
 pub struct Template {
     pub source: String,
     pub text: String,
