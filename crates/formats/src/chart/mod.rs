@@ -65,7 +65,7 @@ pub fn apply(findings: &mut [Finding], decisions: &[Decision]) {
         if decision.site == EditSite::Inline {
             // A string written whole: its own text is rewritten, what the chart renders is
             // looked up.
-            finding.resolve = Some(rendered.clone());
+            finding.resolve = Some(Box::new(rendered.clone()));
         } else {
             finding.text = rendered.to_string();
             finding.reference = Some(rendered.clone());
