@@ -33,8 +33,6 @@ pub type Charts = BTreeMap<String, ChartValues>;
 #[derive(Debug)]
 pub struct ChartValues {
     renderer: Renderer,
-    /// The candidates' key paths, which the static reading follows.
-    paths: Vec<Vec<String>>,
     chart: PathBuf,
     /// The overrides of the original rendering (`enabled` flags on the candidates' paths).
     flags: String,
@@ -72,7 +70,9 @@ pub fn learn(files: &mut [ScannedFile], settings: &Settings, prove: bool) -> Cha
                     else {
                         break;
                     };
-                    if let Some(values) = learn_file(file, helm.as_ref(), settings, prove) {
+                    let learnt = learn_file(file, helm.as_ref(), settings, prove);
+                    // Only the proof needs what was learnt: `scan` and `check` keep nothing.
+                    if let Some(values) = learnt.filter(|_| prove) {
                         charts
                             .lock()
                             .expect("no panics holding the lock")
@@ -115,7 +115,8 @@ fn learn_file(
         }
         None => None,
     };
-    let fallback = renderer::StaticChart::read(&chart).and_then(|read| {
+    let paths = candidate_paths(file);
+    let fallback = renderer::StaticChart::read(&chart, &paths).and_then(|read| {
         render_and_decide(
             file,
             &chart,
@@ -163,11 +164,10 @@ fn render_and_decide(
     // The chart's own values.yaml Helm reads anyway; another is given to it.
     let overlay = (!own_values).then(|| file.path.clone());
     let values: Vec<&Path> = overlay.iter().map(PathBuf::as_path).collect();
-    let paths: Vec<Vec<String>> = images.candidates.iter().map(|c| c.path.clone()).collect();
     let mut blocked = Vec::new();
     let mut render = |images: &chart::ValuesImages, which: Render| -> Result<Rendered, String> {
         let output = renderer
-            .render(chart, &values, &chart::overrides(images, which), &paths)
+            .render(chart, &values, &chart::overrides(images, which))
             .map_err(|error| format!("the chart does not render ({error})"))?;
         blocked = output.blocked;
         Ok(Rendered::parse(&output.text))
@@ -237,7 +237,6 @@ fn render_and_decide(
         .collect();
     Ok(ChartValues {
         renderer: renderer.clone(),
-        paths,
         chart: chart.to_owned(),
         flags: chart::overrides(&images, Render::Original),
         original,
@@ -270,7 +269,7 @@ impl ChartValues {
         // which is the same: the edits change scalars and add keys, they remove none.
         let after = self
             .renderer
-            .render(&self.chart, &[edited.as_path()], &self.flags, &self.paths)
+            .render(&self.chart, &[edited.as_path()], &self.flags)
             .map(|output| Rendered::parse(&output.text))
             .map_err(|error| format!("the chart does not render with the digests ({error})"))?;
         let expected: Vec<Expected> = pinned
@@ -287,6 +286,15 @@ impl ChartValues {
             .collect();
         chart::prove(&self.original, &self.again, &after, &expected)
     }
+}
+
+/// The key paths of the values file's image candidates (none when it does not read).
+fn candidate_paths(file: &ScannedFile) -> Vec<Vec<String>> {
+    std::fs::read_to_string(&file.path)
+        .ok()
+        .and_then(|text| chart::values_images(&file.path, &text).ok())
+        .map(|images| images.candidates.into_iter().map(|c| c.path).collect())
+        .unwrap_or_default()
 }
 
 /// Whether `path` is named as a values file.

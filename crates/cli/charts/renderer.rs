@@ -25,40 +25,38 @@ pub struct Output {
 }
 
 impl Renderer {
-    /// Renders `chart` with the values files `values` and `overrides` on top; `paths` are the
-    /// candidates' key paths (the static reading follows only them, and has read its chart
-    /// and values files already).
+    /// Renders `chart` with the values files `values` and `overrides` on top (the static
+    /// reading has read its chart, and planned for the candidates, already).
     pub fn render(
         &self,
         chart: &Path,
         values: &[&Path],
         overrides: &str,
-        paths: &[Vec<String>],
     ) -> Result<Output, String> {
         match self {
             Self::Helm(helm) => helm.render(chart, values, overrides).map(|text| Output {
                 text,
                 blocked: Vec::new(),
             }),
-            Self::Static(chart) => chart.render(values, overrides, paths),
+            Self::Static(chart) => chart.render(values, overrides),
         }
     }
 }
 
-/// A chart as the static reading needs it: its templates (and its subcharts'), its metadata
-/// and its own values.
+/// A chart as the static reading needs it for one values file: its templates (and its
+/// subcharts'), its metadata, the plan of what to evaluate for the file's candidates, and the
+/// chart's own values under the keys the plan reads (a large values file is not held whole).
 #[derive(Debug)]
 pub struct StaticChart {
     templates: Vec<Template>,
-    subcharts: Vec<String>,
     meta: Value,
+    plan: chart::StaticPlan,
     values: Value,
 }
 
 impl StaticChart {
-    pub fn read(chart: &Path) -> Result<Self, String> {
+    pub fn read(chart: &Path, paths: &[Vec<String>]) -> Result<Self, String> {
         let meta = read_yaml(&chart.join("Chart.yaml"))?;
-        let values = read_yaml(&chart.join("values.yaml")).unwrap_or(Value::Object(Map::new()));
         let mut templates = Vec::new();
         let mut subcharts = Vec::new();
         collect_templates(
@@ -67,23 +65,20 @@ impl StaticChart {
             &mut templates,
             &mut subcharts,
         )?;
+        let plan = chart::plan_statically(&templates, paths, &subcharts);
+        let values = read_values(&chart.join("values.yaml"), &plan.top_keys)?;
         Ok(Self {
             templates,
-            subcharts,
             meta,
+            plan,
             values,
         })
     }
 
-    fn render(
-        &self,
-        values: &[&Path],
-        overrides: &str,
-        paths: &[Vec<String>],
-    ) -> Result<Output, String> {
+    fn render(&self, values: &[&Path], overrides: &str) -> Result<Output, String> {
         let mut merged = self.values.clone();
         for file in values {
-            merge(&mut merged, read_yaml(file)?);
+            merge(&mut merged, read_values(file, &self.plan.top_keys)?);
         }
         let overrides: Value = serde_json::from_str(overrides)
             .map_err(|error| format!("the render values are not JSON: {error}"))?;
@@ -94,12 +89,23 @@ impl StaticChart {
             "Chart": {"Name": field("name"), "Version": field("version"), "AppVersion": field("appVersion")},
             "Release": {"Name": "tagpin", "Namespace": "default", "Service": "Helm"},
         });
-        let rendering = chart::render_statically(&self.templates, paths, &self.subcharts, &root);
+        let rendering = self.plan.render(&self.templates, &root);
         Ok(Output {
             text: rendering.output,
             blocked: rendering.blocked,
         })
     }
+}
+
+/// The values file at `path` under the top-level `keys` (nothing when the file is missing).
+fn read_values(path: &Path, keys: &std::collections::BTreeSet<String>) -> Result<Value, String> {
+    if keys.is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Ok(Value::Object(Map::new()));
+    };
+    chart::values_json(path, &text, keys).map_err(|error| error.to_string())
 }
 
 fn chart_name(chart: &Path, meta: &Value) -> String {

@@ -137,7 +137,7 @@ mod size {
     /// field added here costs its size times every reference (100,000 and more).
     #[test]
     fn a_finding_stays_small() {
-        let size = std::mem::size_of::<super::Finding>();
+        let size = size_of::<super::Finding>();
         assert!(size <= 300, "a Finding is {size} bytes");
     }
 }

@@ -313,6 +313,9 @@ fn field(path: &str, dot: &Value, root: &Root<'_>) -> Result<Value, EvalError> {
             _ => return Err(format!("`{path}` reads a field of a scalar")),
         };
     }
+    if value.as_str() == Some(super::values_json::UNTYPED) {
+        return Err(format!("`{path}` may be typed otherwise by Helm"));
+    }
     Ok(value.clone())
 }
 

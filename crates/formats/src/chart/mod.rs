@@ -22,13 +22,18 @@ mod prove;
 mod rendered;
 mod sentinel;
 mod static_render;
+mod values_json;
 
 pub use candidates::{Candidate, Part, Shape, ValuesImages, values_images};
 pub use decide::{Decision, Renderings, TagSource, decide};
 pub use prove::{Expected, prove};
 pub use rendered::{Document, Image, Rendered};
 pub use sentinel::{Render, overrides};
-pub use static_render::{StaticRendering, Template, render as render_statically};
+pub use static_render::{
+    Plan as StaticPlan, StaticRendering, Template, plan as plan_statically,
+    render as render_statically,
+};
+pub use values_json::values_json;
 
 use crate::{EditSite, Finding, Status};
 

@@ -53,55 +53,94 @@ enum Context {
     Condition,
 }
 
-/// Renders what `templates` do with the candidates at `paths` (keys from the values root),
-/// with `root` (`{"Values": …, "Chart": …, "Release": …}`). `subcharts` are the names of the
-/// chart's vendored subcharts.
+/// What the static reading will evaluate for a values file's candidates: the lines, the
+/// candidates it cannot follow, and the top-level values keys the lines read.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// `(template, line)`, each with the candidates it reads.
+    lines: Vec<((usize, usize), Vec<usize>)>,
+    blocked: Vec<(usize, String)>,
+    /// The top-level keys of `.Values` the lines read: the only ones to load.
+    pub top_keys: std::collections::BTreeSet<String>,
+}
+
+/// Plans the reading of `templates` for the candidates at `paths` (keys from the values root).
+/// `subcharts` are the names of the chart's vendored subcharts.
+pub fn plan(templates: &[Template], paths: &[Vec<String>], subcharts: &[String]) -> Plan {
+    let reads = reads(templates);
+    let mut plan = Plan::default();
+    let mut lines: std::collections::BTreeMap<(usize, usize), Vec<usize>> =
+        std::collections::BTreeMap::new();
+    for (i, path) in paths.iter().enumerate() {
+        match follow(path, &reads, templates, subcharts) {
+            Ok(found) => {
+                for line in found {
+                    lines.entry(line).or_default().push(i);
+                }
+            }
+            Err(reason) => plan.blocked.push((i, reason)),
+        }
+    }
+    for read in &reads {
+        if let (true, Some(top)) = (
+            lines.contains_key(&(read.template, read.line)),
+            read.keys.first(),
+        ) {
+            plan.top_keys.insert((*top).to_owned());
+        }
+    }
+    plan.lines = lines.into_iter().collect();
+    plan
+}
+
+impl Plan {
+    /// Evaluates the planned lines of `templates` with `root` (`{"Values": …, "Chart": …,
+    /// "Release": …}`).
+    pub fn render(&self, templates: &[Template], root: &Value) -> StaticRendering {
+        let mut rendering = StaticRendering {
+            output: String::new(),
+            blocked: self.blocked.clone(),
+        };
+        let root = Root { root };
+        for ((template, line), readers) in &self.lines {
+            let text = templates[*template]
+                .text
+                .lines()
+                .nth(*line)
+                .unwrap_or_default();
+            let source = &templates[*template].source;
+            match evaluate::line(text, &root) {
+                Ok(evaluated) => {
+                    let shown = evaluated.trim_start().trim_start_matches("- ").trim_start();
+                    let _ = write!(rendering.output, "---\n# Source: {source}\n{shown}\n");
+                }
+                Err(error) => {
+                    let reason = format!(
+                        "not proven: without Helm, `{}` at {source}:{} cannot be evaluated \
+                         ({error})",
+                        text.trim(),
+                        line + 1
+                    );
+                    for i in readers {
+                        if !rendering.blocked.iter().any(|(b, _)| b == i) {
+                            rendering.blocked.push((*i, reason.clone()));
+                        }
+                    }
+                }
+            }
+        }
+        rendering
+    }
+}
+
+/// Plans and renders in one step (see [`plan`] and [`Plan::render`]).
 pub fn render(
     templates: &[Template],
     paths: &[Vec<String>],
     subcharts: &[String],
     root: &Value,
 ) -> StaticRendering {
-    let reads = reads(templates);
-    let mut rendering = StaticRendering::default();
-    let mut lines = std::collections::BTreeSet::new();
-    for (i, path) in paths.iter().enumerate() {
-        match follow(path, &reads, templates, subcharts) {
-            Ok(found) => lines.extend(found),
-            Err(reason) => rendering.blocked.push((i, reason)),
-        }
-    }
-    let root = Root { root };
-    for (template, line) in lines {
-        let text = templates[template]
-            .text
-            .lines()
-            .nth(line)
-            .unwrap_or_default();
-        let source = &templates[template].source;
-        match evaluate::line(text, &root) {
-            Ok(evaluated) => {
-                let shown = evaluated.trim_start().trim_start_matches("- ").trim_start();
-                let _ = write!(rendering.output, "---\n# Source: {source}\n{shown}\n");
-            }
-            Err(error) => {
-                let reason = format!(
-                    "not proven: without Helm, `{}` at {source}:{} cannot be evaluated ({error})",
-                    text.trim(),
-                    line + 1
-                );
-                for (i, path) in paths.iter().enumerate() {
-                    let on_line = reads.iter().any(|r| {
-                        r.template == template && r.line == line && starts_with(&r.keys, path)
-                    });
-                    if on_line && !rendering.blocked.iter().any(|(b, _)| *b == i) {
-                        rendering.blocked.push((i, reason.clone()));
-                    }
-                }
-            }
-        }
-    }
-    rendering
+    plan(templates, paths, subcharts).render(templates, root)
 }
 
 /// The lines that read the candidate at `path`, or why it cannot be followed.
