@@ -9,6 +9,7 @@ mod context;
 mod corpus;
 mod fixtures;
 mod generate;
+mod kinds;
 mod pin;
 mod pr;
 mod registry;

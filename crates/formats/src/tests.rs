@@ -316,6 +316,214 @@ fn dockerfile_table() {
     }
 }
 
+/// `(line, column, status, text, where the digest goes)` of a finding.
+type Sited = (usize, usize, Status, String, String);
+
+/// [`Sited`] for every finding.
+fn sites(kind: FileKind, text: &str) -> Vec<Sited> {
+    scan(Path::new("t"), kind, text)
+        .unwrap()
+        .into_iter()
+        .map(|f| {
+            let site = match &f.site {
+                EditSite::Inline => "inline".to_owned(),
+                EditSite::SplitTag { span, .. } => format!("arg {}", &text[span.clone()]),
+                EditSite::Unsupported { reason } => format!("no: {reason}"),
+                other => format!("{other:?}"),
+            };
+            (f.line, f.column, f.status, f.text, site)
+        })
+        .collect()
+}
+
+/// ARG defaults used in image positions, by Docker's scoping rules: each row's findings with
+/// where the digest would go, also with CRLF.
+#[test]
+fn dockerfile_arg_defaults() {
+    use Status::{Floating, Ignored, Local, Pinned, Templated};
+    let digest = format!("sha256:{}", "1".repeat(64));
+    let row = |line, column, status, text: &str, site: &str| {
+        (line, column, status, text.to_owned(), site.to_owned())
+    };
+    let cases: Vec<(String, Vec<Sited>)> = vec![
+        // A whole reference: reported once, at the default, whatever uses it.
+        (
+            "ARG BASE=alpine:3.20\nFROM ${BASE}\nFROM $BASE AS b\n".into(),
+            vec![row(1, 10, Floating, "alpine:3.20", "inline")],
+        ),
+        (
+            "ARG BASE=\"alpine:3.20\"\nFROM ${BASE}\n".into(),
+            vec![row(1, 11, Floating, "alpine:3.20", "inline")],
+        ),
+        (
+            format!("ARG A=1 BASE=alpine:3.20@{digest}\nFROM ${{BASE}}\n"),
+            vec![row(1, 14, Pinned, &format!("alpine:3.20@{digest}"), "inline")],
+        ),
+        // A tag: written into the default when that reference is its only use.
+        (
+            "ARG TAG=1.36\nFROM busybox:${TAG}\n".into(),
+            vec![row(2, 6, Floating, "busybox:1.36", "arg 1.36")],
+        ),
+        (
+            "ARG REPO=ghcr.io/a/b\nARG TAG=v1\nFROM ${REPO}:${TAG} AS x\n".into(),
+            vec![row(3, 6, Floating, "ghcr.io/a/b:v1", "arg v1")],
+        ),
+        (
+            "ARG TAG=1.36\nFROM busybox:${TAG}\nLABEL version=$TAG\n".into(),
+            vec![row(
+                2,
+                6,
+                Floating,
+                "busybox:1.36",
+                "no: ARG TAG (line 1) is also used outside this image reference; a digest in \
+                 its default would change that use too",
+            )],
+        ),
+        (
+            "ARG TAG=1.36\nFROM busybox:${TAG}\nFROM busybox:${TAG}-musl\n".into(),
+            vec![
+                row(
+                    2,
+                    6,
+                    Floating,
+                    "busybox:1.36",
+                    "no: ARG TAG (line 1) is used in 2 image references; its default is written \
+                     only when one reference uses it",
+                ),
+                row(
+                    3,
+                    6,
+                    Floating,
+                    "busybox:1.36-musl",
+                    "no: the reference does not end with an ARG: the digest would go into this \
+                     line, and tagpin writes only ARG defaults here",
+                ),
+            ],
+        ),
+        (
+            "ARG BASE=alpine\nFROM ${BASE}\nFROM ${BASE}:3.20\n".into(),
+            vec![
+                row(
+                    2,
+                    6,
+                    Floating,
+                    "alpine",
+                    "no: ARG BASE (line 1) is also part of another image reference; a digest in \
+                     its default would break that one",
+                ),
+                row(
+                    3,
+                    6,
+                    Floating,
+                    "alpine:3.20",
+                    "no: the reference does not end with an ARG: the digest would go into this \
+                     line, and tagpin writes only ARG defaults here",
+                ),
+            ],
+        ),
+        // Scoping: a stage's ARG is not seen by the next FROM; a global ARG is not seen in a
+        // stage unless re-declared there, and then takes the global default.
+        (
+            "FROM a:1\nARG BASE=alpine:3.20\nFROM ${BASE}\n".into(),
+            vec![
+                row(1, 6, Floating, "a:1", "inline"),
+                row(3, 6, Templated, "${BASE}", "inline"),
+            ],
+        ),
+        (
+            "ARG TOOLS=ghcr.io/t/tools:2\nFROM a:1\nCOPY --from=${TOOLS} /x /x\n".into(),
+            vec![
+                row(2, 6, Floating, "a:1", "inline"),
+                row(3, 13, Templated, "${TOOLS}", "inline"),
+            ],
+        ),
+        (
+            "ARG TOOLS=ghcr.io/t/tools:2\nFROM a:1\nARG TOOLS\nCOPY --from=${TOOLS} /x /x\nRUN --mount=from=$TOOLS,target=/t true\n".into(),
+            vec![
+                row(1, 11, Floating, "ghcr.io/t/tools:2", "inline"),
+                row(2, 6, Floating, "a:1", "inline"),
+            ],
+        ),
+        (
+            "ARG TOOLS=ghcr.io/t/tools:2\nFROM a:1\nARG TOOLS=ghcr.io/t/tools:3\nCOPY --from=${TOOLS} /x /x\nFROM ${TOOLS}\n".into(),
+            vec![
+                row(1, 11, Floating, "ghcr.io/t/tools:2", "inline"),
+                row(2, 6, Floating, "a:1", "inline"),
+                row(3, 11, Floating, "ghcr.io/t/tools:3", "inline"),
+            ],
+        ),
+        // ENV wins over ARG in a stage; predefined and value-less ARGs, other expansions,
+        // defaults that expand other ARGs: unresolved.
+        (
+            "FROM a:1\nARG T=x:1\nENV T=y:2\nCOPY --from=$T /a /b\n".into(),
+            vec![
+                row(1, 6, Floating, "a:1", "inline"),
+                row(4, 13, Templated, "$T", "inline"),
+            ],
+        ),
+        (
+            "ARG TARGETARCH\nARG TAG=1\nFROM n-$TARGETARCH:1\nFROM n:${TAG:-2}\n".into(),
+            vec![
+                row(3, 6, Templated, "n-$TARGETARCH:1", "inline"),
+                row(4, 6, Templated, "n:${TAG:-2}", "inline"),
+            ],
+        ),
+        (
+            "ARG R=ghcr.io\nARG BASE=${R}/a:1\nFROM ${BASE}\n".into(),
+            vec![row(3, 6, Templated, "${BASE}", "inline")],
+        ),
+        // A default naming a stage is local; the ignore comment above the ARG or the use.
+        (
+            "FROM a:1 AS build\nARG SRC=build\nCOPY --from=${SRC} /a /b\n".into(),
+            vec![
+                row(1, 6, Floating, "a:1", "inline"),
+                row(2, 9, Local, "build", "inline"),
+            ],
+        ),
+        (
+            "# tagpin:ignore\nARG BASE=alpine:3.20\nFROM ${BASE}\n".into(),
+            vec![row(2, 10, Ignored, "alpine:3.20", "inline")],
+        ),
+        (
+            "ARG TAG=1\n# tagpin:ignore\nFROM n:${TAG}\n".into(),
+            vec![row(3, 6, Ignored, "n:1", "arg 1")],
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(sites(FileKind::Dockerfile, &text), expected, "{text:?}");
+        let crlf = text.replace('\n', "\r\n");
+        assert_eq!(sites(FileKind::Dockerfile, &crlf), expected, "{crlf:?}");
+    }
+}
+
+/// Pinning an ARG tag appends the digest to the default; a second pin refreshes it.
+#[test]
+fn dockerfile_arg_tag_is_pinned_and_refreshed_in_the_arg_line() {
+    use tagpin_reference::Digest;
+    let one = Digest::parse(&format!("sha256:{}", "1".repeat(64))).unwrap();
+    let two = Digest::parse(&format!("sha256:{}", "2".repeat(64))).unwrap();
+    let pin = |text: &str, digest: &Digest| {
+        let findings = scan(Path::new("Dockerfile"), FileKind::Dockerfile, text).unwrap();
+        let edits: Vec<_> = findings.iter().filter_map(|f| f.edit(digest)).collect();
+        crate::apply_edits(text, &edits).unwrap()
+    };
+    let text = "ARG TAG=\"1.36\"\nARG BASE=alpine\nFROM busybox:${TAG}\nFROM ${BASE}\n";
+    let pinned = pin(text, &one);
+    assert_eq!(
+        pinned,
+        format!(
+            "ARG TAG=\"1.36@{one}\"\nARG BASE=alpine:latest@{one}\nFROM busybox:${{TAG}}\nFROM ${{BASE}}\n"
+        )
+    );
+    assert_eq!(pin(&pinned, &one), pinned);
+    assert_eq!(
+        pin(&pinned, &two),
+        format!(
+            "ARG TAG=\"1.36@{two}\"\nARG BASE=alpine:latest@{two}\nFROM busybox:${{TAG}}\nFROM ${{BASE}}\n"
+        )
+    );
+}
+
 #[test]
 fn shell_table() {
     use Status::{Floating, Ignored};
