@@ -9,14 +9,23 @@ use crate::registry::{Flavour, Registry};
 const IMAGES: &[&str] = &[
     "docker.io/library/alpine:3.20",
     "docker.io/library/busybox:1.36",
+    "docker.io/library/postgres:16",
+    "docker.io/library/redis:7",
 ];
 
 /// `(path, before, after)`; in `after`, `<alpine:3.20>` stands for that tag's pushed digest.
-const FILES: &[(&str, &str, &str)] = &[(
-    "Dockerfile",
-    "ARG BASE=alpine:3.20\nARG BUSYBOX=\"1.36\"\nFROM ${BASE} AS build\nFROM busybox:${BUSYBOX}\nCOPY --from=build /a /a\n",
-    "ARG BASE=alpine:3.20@<alpine:3.20>\nARG BUSYBOX=\"1.36@<busybox:1.36>\"\nFROM ${BASE} AS build\nFROM busybox:${BUSYBOX}\nCOPY --from=build /a /a\n",
-)];
+const FILES: &[(&str, &str, &str)] = &[
+    (
+        "Dockerfile",
+        "ARG BASE=alpine:3.20\nARG BUSYBOX=\"1.36\"\nFROM ${BASE} AS build\nFROM busybox:${BUSYBOX}\nCOPY --from=build /a /a\n",
+        "ARG BASE=alpine:3.20@<alpine:3.20>\nARG BUSYBOX=\"1.36@<busybox:1.36>\"\nFROM ${BASE} AS build\nFROM busybox:${BUSYBOX}\nCOPY --from=build /a /a\n",
+    ),
+    (
+        "ci/.gitlab-ci.yml",
+        "default:\n  image: alpine:3.20 # base\ntest:\n  services:\n    - name: \"postgres:16\"\n      alias: db\n    - redis:7\n  script: [\"true\"]\n",
+        "default:\n  image: alpine:3.20@<alpine:3.20> # base\ntest:\n  services:\n    - name: \"postgres:16@<postgres:16>\"\n      alias: db\n    - redis:7@<redis:7>\n  script: [\"true\"]\n",
+    ),
+];
 
 #[test]
 fn every_new_kind_is_pinned_byte_exactly_and_idempotently() {

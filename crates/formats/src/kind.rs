@@ -10,6 +10,8 @@ pub enum FileKind {
     Compose,
     /// GitHub workflows and `action.yml`.
     Workflow,
+    /// GitLab CI: `.gitlab-ci.yml` and `*.gitlab-ci.yml`.
+    GitlabCi,
     /// Helm templates: YAML with `{{ … }}` actions, under a chart's `templates/`.
     HelmTemplate,
     /// Dockerfile and Containerfile.
@@ -51,6 +53,10 @@ impl FileKind {
         if !is_yaml && !is_template_helper {
             return None;
         }
+        // Before `templates/`: GitLab keeps its CI templates there (`Go.gitlab-ci.yml`).
+        if lower.ends_with(".gitlab-ci.yml") || lower.ends_with(".gitlab-ci.yaml") {
+            return Some(Self::GitlabCi);
+        }
         if in_dir("templates") {
             return Some(Self::HelmTemplate);
         }
@@ -75,6 +81,7 @@ impl FileKind {
             Self::Yaml => "yaml",
             Self::Compose => "compose",
             Self::Workflow => "workflow",
+            Self::GitlabCi => "gitlab-ci",
             Self::HelmTemplate => "helm-template",
             Self::Dockerfile => "dockerfile",
             Self::Shell => "shell",

@@ -48,7 +48,7 @@ use std::path::Path;
 ///
 /// `path` is used for error messages. Findings come back in file order (by span).
 ///
-/// Only YAML, compose and workflow files can fail, with [`Error::Syntax`] (path, line and
+/// Only YAML, compose, workflow and GitLab CI files can fail, with [`Error::Syntax`] (path, line and
 /// column), when they are not well-formed YAML (an unterminated quoted scalar or flow
 /// collection, text after a quoted scalar, flow entries without `,`, a `key: value` inside a
 /// plain scalar). Helm templates, Dockerfiles and shell files are read leniently and never fail.
@@ -61,7 +61,7 @@ pub fn scan(path: &Path, kind: FileKind, text: &str) -> Result<Vec<Finding>, Err
     }
     let mut sink = common::Sink::new(text, kind);
     match kind {
-        FileKind::Yaml | FileKind::Compose | FileKind::Workflow => {
+        FileKind::Yaml | FileKind::Compose | FileKind::Workflow | FileKind::GitlabCi => {
             let tree = yaml::read(path, text, yaml::Mode::Strict)?;
             rules::apply(&mut sink, &tree, text, path)?;
         }
@@ -90,6 +90,7 @@ fn may_hold_reference(kind: FileKind, text: &[u8]) -> bool {
                 || find(text, b"docker://").is_some()
                 || find(text, b"container").is_some()
         }
+        FileKind::GitlabCi => find(text, b"mage").is_some() || find(text, b"services").is_some(),
         FileKind::Dockerfile => {
             text.windows(4).any(|w| w.eq_ignore_ascii_case(b"from"))
                 || find(text, b"syntax").is_some()

@@ -209,6 +209,63 @@ fn compose_and_workflow_table() {
 }
 
 #[test]
+fn gitlab_ci_table() {
+    use Status::{Floating, Templated};
+    let cases = [
+        // Top level (the deprecated global form), `default:`, a job, a hidden job.
+        (
+            "image: a:1\nservices: [b:1]\ndefault:\n  image: c:1\n.t:\n  image: {name: d:1}\njob:\n  services:\n  - name: e:1\n    alias: e\n  - f:1\n",
+            vec![
+                (1, 8, Floating, "a:1".into()),
+                (2, 12, Floating, "b:1".into()),
+                (4, 10, Floating, "c:1".into()),
+                (6, 17, Floating, "d:1".into()),
+                (9, 11, Floating, "e:1".into()),
+                (11, 5, Floating, "f:1".into()),
+            ],
+        ),
+        // Not jobs, not job keywords: variables, nested `image` keys, a script.
+        (
+            "variables:\n  image: a:1\njob:\n  variables:\n    image: b:1\n  script:\n  - 'image: c:1'\n  cache:\n    services: [d:1]\n",
+            vec![],
+        ),
+        (
+            "job:\n  image: $CI_REGISTRY_IMAGE:$CI_COMMIT_SHA\n",
+            one(2, 10, Templated, "$CI_REGISTRY_IMAGE:$CI_COMMIT_SHA"),
+        ),
+        // A merge key brings a hidden job's image in: one finding, at the anchor.
+        (
+            ".base: &base\n  image: a:1\njob:\n  <<: *base\n",
+            one(2, 10, Floating, "a:1"),
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(found(FileKind::GitlabCi, text), expected, "{text:?}");
+        let crlf = text.replace('\n', "\r\n");
+        assert_eq!(found(FileKind::GitlabCi, &crlf), expected, "{crlf:?}");
+    }
+}
+
+#[test]
+fn file_kinds_are_detected_from_the_path() {
+    let cases = [
+        (".gitlab-ci.yml", Some(FileKind::GitlabCi)),
+        ("ci/deploy.gitlab-ci.yml", Some(FileKind::GitlabCi)),
+        ("templates/Go.gitlab-ci.yml", Some(FileKind::GitlabCi)),
+        ("gitlab-ci.yml", Some(FileKind::Yaml)),
+        ("chart/templates/a.yaml", Some(FileKind::HelmTemplate)),
+        (".github/workflows/ci.yml", Some(FileKind::Workflow)),
+        ("compose.yaml", Some(FileKind::Compose)),
+        ("Dockerfile.dev", Some(FileKind::Dockerfile)),
+        ("build.sh", Some(FileKind::Shell)),
+        ("README.md", None),
+    ];
+    for (path, kind) in cases {
+        assert_eq!(FileKind::detect(Path::new(path)), kind, "{path}");
+    }
+}
+
+#[test]
 fn helm_template_table() {
     use Status::{Floating, Templated};
     let cases = [

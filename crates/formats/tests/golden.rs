@@ -14,6 +14,7 @@ const FIXTURES: &[(&str, FileKind)] = &[
     ("docker-compose.yml", FileKind::Compose),
     ("workflow.yml", FileKind::Workflow),
     ("action.yml", FileKind::Workflow),
+    (".gitlab-ci.yml", FileKind::GitlabCi),
     ("Dockerfile", FileKind::Dockerfile),
     ("Containerfile.windows", FileKind::Dockerfile),
     ("build.sh", FileKind::Shell),

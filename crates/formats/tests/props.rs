@@ -7,10 +7,11 @@ use proptest::prelude::*;
 use tagpin_formats::{FileKind, Status, apply_edits, scan};
 use tagpin_reference::Digest;
 
-const KINDS: [FileKind; 6] = [
+const KINDS: [FileKind; 7] = [
     FileKind::Yaml,
     FileKind::Compose,
     FileKind::Workflow,
+    FileKind::GitlabCi,
     FileKind::HelmTemplate,
     FileKind::Dockerfile,
     FileKind::Shell,

@@ -10,6 +10,7 @@
 //! Adding a kind: a module here with a type implementing [`Rules`], chosen in [`rules_for`].
 
 mod compose;
+mod gitlab_ci;
 mod helm_values;
 #[cfg_attr(
     not(test),
@@ -52,6 +53,7 @@ fn rules_for(kind: FileKind) -> &'static dyn Rules {
     match kind {
         FileKind::Compose => &compose::Compose,
         FileKind::Workflow => &workflow::Workflow,
+        FileKind::GitlabCi => &gitlab_ci::GitlabCi,
         FileKind::Yaml | FileKind::HelmTemplate | FileKind::Dockerfile | FileKind::Shell => {
             &kubernetes::KubernetesAndHelm
         }
