@@ -25,6 +25,11 @@ const FILES: &[(&str, &str, &str)] = &[
         "default:\n  image: alpine:3.20 # base\ntest:\n  services:\n    - name: \"postgres:16\"\n      alias: db\n    - redis:7\n  script: [\"true\"]\n",
         "default:\n  image: alpine:3.20@<alpine:3.20> # base\ntest:\n  services:\n    - name: \"postgres:16@<postgres:16>\"\n      alias: db\n    - redis:7@<redis:7>\n  script: [\"true\"]\n",
     ),
+    (
+        "scripts/smoke.sh",
+        "#!/bin/sh\n# docker pull redis:7 is a comment\ndocker run --rm \\\n  -e A=1 \\\n  busybox:1.36 true\nsudo podman pull 'redis:7'\n",
+        "#!/bin/sh\n# docker pull redis:7 is a comment\ndocker run --rm \\\n  -e A=1 \\\n  busybox:1.36@<busybox:1.36> true\nsudo podman pull 'redis:7@<redis:7>'\n",
+    ),
 ];
 
 #[test]

@@ -95,7 +95,9 @@ fn may_hold_reference(kind: FileKind, text: &[u8]) -> bool {
             text.windows(4).any(|w| w.eq_ignore_ascii_case(b"from"))
                 || find(text, b"syntax").is_some()
         }
-        FileKind::Shell => find(text, b"image").is_some(),
+        FileKind::Shell => ["image", "docker", "podman", "nerdctl"]
+            .iter()
+            .any(|word| find(text, word.as_bytes()).is_some()),
     }
 }
 

@@ -644,6 +644,90 @@ fn shell_table() {
     }
 }
 
+/// `docker|podman|nerdctl run|create|pull IMAGE` after their options, and `kubectl run NAME
+/// --image IMAGE`: each row also with CRLF.
+#[test]
+fn shell_container_commands() {
+    use Status::{Floating, Ignored};
+    let cases: Vec<(&str, Found)> = vec![
+        (
+            "docker run --rm -it nginx:1.27 sh\n",
+            one(1, 21, Floating, "nginx:1.27"),
+        ),
+        (
+            "docker pull alpine:3.20\n",
+            one(1, 13, Floating, "alpine:3.20"),
+        ),
+        (
+            "sudo -E podman create --name web -p 8080:80 -e A=1 \"quay.io/a/b:v1\"\n",
+            one(1, 53, Floating, "quay.io/a/b:v1"),
+        ),
+        (
+            "nerdctl --namespace k8s.io run -d --network=host -v/a:/b busybox:1.36 true\n",
+            one(1, 58, Floating, "busybox:1.36"),
+        ),
+        (
+            "docker container run -dp 80:80 redis:7\n",
+            one(1, 32, Floating, "redis:7"),
+        ),
+        (
+            "DOCKER_HOST=x docker image pull -q redis:7\n",
+            one(1, 36, Floating, "redis:7"),
+        ),
+        (
+            "set -e; docker run --rm a:1 && docker pull b:2 | cat\n",
+            vec![
+                (1, 25, Floating, "a:1".into()),
+                (1, 44, Floating, "b:2".into()),
+            ],
+        ),
+        (
+            "out=$(docker run --rm a:1 cat /x)\n",
+            one(1, 23, Floating, "a:1"),
+        ),
+        // Continued over lines; a recipe line; the ignore comment on the image's line.
+        (
+            "docker run \\\n  --rm \\\n  -e A=1 \\\n  golang:1.23 \\\n  go test ./...\n",
+            one(4, 3, Floating, "golang:1.23"),
+        ),
+        (
+            "\t@docker run --rm alpine:3.20 true\n",
+            one(1, 19, Floating, "alpine:3.20"),
+        ),
+        (
+            "docker pull a:1 # tagpin:ignore\n",
+            one(1, 13, Ignored, "a:1"),
+        ),
+        (
+            "kubectl run web --image nginx:1.27\n",
+            one(1, 25, Floating, "nginx:1.27"),
+        ),
+        // Not references: comments, heredocs, options tagpin does not know (is the next word
+        // their value or the image?), all tags, variables, other subcommands and CLIs.
+        ("# docker run nginx:1\n", vec![]),
+        ("\t@# docker pull nginx:1\n", vec![]),
+        ("echo hi # docker pull nginx:1\n", vec![]),
+        ("docker run \\\n# --rm\n  nginx:1\n", vec![]),
+        ("ssh h <<EOF\ndocker pull nginx:1\nEOF\n", vec![]),
+        ("docker run --unknown-flag x nginx:1\n", vec![]),
+        ("docker run -Z nginx:1\n", vec![]),
+        ("docker --foo run nginx:1\n", vec![]),
+        ("docker pull -a nginx\n", vec![]),
+        ("docker pull --all-tags nginx\n", vec![]),
+        ("docker run --rm $IMAGE\n", vec![]),
+        ("docker run --rm $(IMAGE):$(TAG)\n", vec![]),
+        ("docker push nginx:1\n", vec![]),
+        ("docker build -t app:1 .\n", vec![]),
+        ("mydocker run nginx:1\n", vec![]),
+        ("echo docker run nginx:1\n", vec![]),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(found(FileKind::Shell, text), expected, "{text:?}");
+        let crlf = text.replace('\n', "\r\n");
+        assert_eq!(found(FileKind::Shell, &crlf), expected, "{crlf:?}");
+    }
+}
+
 /// Make rules are not references: `image: image-nginx` is the target `image` and its
 /// prerequisite (cozystack has 12 such lines), and `pin --write` used to rewrite them. In a
 /// Makefile only a recipe's heredoc or echoed YAML line and `--image` flags are references.

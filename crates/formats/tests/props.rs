@@ -84,6 +84,7 @@ fn yamlish_line() -> impl Strategy<Value = String> {
             "---", "...", "{{- if .Values.x }}", "{{- end }}", "  {{- include \"x\" . | nindent 4 }}",
             "# image: commented:1", "FROM alpine:3 AS build", "COPY --from=build /a /b",
             "kubectl run x --image=busybox:1", "image: heredoc:1", "", "  ",
+            "docker run --rm \\", "  -e A=1 alpine:3 \\", "podman pull quay.io/a/b:1 # c",
         ]).prop_map(str::to_owned),
     ];
     shape
