@@ -1,5 +1,5 @@
 //! `tagpin pin --write` end to end for the places images live that issue 12 added (Dockerfile
-//! ARG defaults, …), against the real registry: each file before and after, with LF and with
+//! ARG defaults, GitLab CI, shell container commands, Kustomize `images:`, …), against the real registry: each file before and after, with LF and with
 //! CRLF line endings, and a second run that changes nothing.
 
 use crate::context::TestContext;
@@ -29,6 +29,11 @@ const FILES: &[(&str, &str, &str)] = &[
         "scripts/smoke.sh",
         "#!/bin/sh\n# docker pull redis:7 is a comment\ndocker run --rm \\\n  -e A=1 \\\n  busybox:1.36 true\nsudo podman pull 'redis:7'\n",
         "#!/bin/sh\n# docker pull redis:7 is a comment\ndocker run --rm \\\n  -e A=1 \\\n  busybox:1.36@<busybox:1.36> true\nsudo podman pull 'redis:7@<redis:7>'\n",
+    ),
+    (
+        "deploy/kustomization.yaml",
+        "resources: [app.yaml]\nimages:\n  - name: redis\n    newTag: \"7\" # cache\n  - {name: postgres, newTag: \"16\"}\n",
+        "resources: [app.yaml]\nimages:\n  - name: redis\n    newTag: \"7\" # cache\n    digest: <redis:7>\n  - {name: postgres, newTag: \"16\", digest: <postgres:16>}\n",
     ),
 ];
 

@@ -12,6 +12,8 @@ pub enum FileKind {
     Workflow,
     /// GitLab CI: `.gitlab-ci.yml` and `*.gitlab-ci.yml`.
     GitlabCi,
+    /// Kustomize: `kustomization.yaml`, `kustomization.yml`, `Kustomization`.
+    Kustomize,
     /// Helm templates: YAML with `{{ … }}` actions, under a chart's `templates/`.
     HelmTemplate,
     /// Dockerfile and Containerfile.
@@ -48,6 +50,12 @@ impl FileKind {
         {
             return Some(Self::Shell);
         }
+        if matches!(
+            name,
+            "kustomization.yaml" | "kustomization.yml" | "Kustomization"
+        ) {
+            return Some(Self::Kustomize);
+        }
         let is_yaml = matches!(extension, Some("yaml" | "yml"));
         let is_template_helper = in_dir("templates") && extension == Some("tpl");
         if !is_yaml && !is_template_helper {
@@ -82,6 +90,7 @@ impl FileKind {
             Self::Compose => "compose",
             Self::Workflow => "workflow",
             Self::GitlabCi => "gitlab-ci",
+            Self::Kustomize => "kustomize",
             Self::HelmTemplate => "helm-template",
             Self::Dockerfile => "dockerfile",
             Self::Shell => "shell",

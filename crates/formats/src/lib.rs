@@ -48,7 +48,7 @@ use std::path::Path;
 ///
 /// `path` is used for error messages. Findings come back in file order (by span).
 ///
-/// Only YAML, compose, workflow and GitLab CI files can fail, with [`Error::Syntax`] (path, line and
+/// Only YAML, compose, workflow, GitLab CI and Kustomize files can fail, with [`Error::Syntax`] (path, line and
 /// column), when they are not well-formed YAML (an unterminated quoted scalar or flow
 /// collection, text after a quoted scalar, flow entries without `,`, a `key: value` inside a
 /// plain scalar). Helm templates, Dockerfiles and shell files are read leniently and never fail.
@@ -61,7 +61,11 @@ pub fn scan(path: &Path, kind: FileKind, text: &str) -> Result<Vec<Finding>, Err
     }
     let mut sink = common::Sink::new(text, kind);
     match kind {
-        FileKind::Yaml | FileKind::Compose | FileKind::Workflow | FileKind::GitlabCi => {
+        FileKind::Yaml
+        | FileKind::Compose
+        | FileKind::Workflow
+        | FileKind::GitlabCi
+        | FileKind::Kustomize => {
             let tree = yaml::read(path, text, yaml::Mode::Strict)?;
             rules::apply(&mut sink, &tree, text, path)?;
         }
@@ -82,7 +86,7 @@ fn may_hold_reference(kind: FileKind, text: &[u8]) -> bool {
     match kind {
         // `image`, `*Image` keys and split maps (which sit under such a key, or beside an
         // `image` name part) all contain `mage`.
-        FileKind::Yaml | FileKind::HelmTemplate | FileKind::Compose => {
+        FileKind::Yaml | FileKind::HelmTemplate | FileKind::Compose | FileKind::Kustomize => {
             find(text, b"mage").is_some()
         }
         FileKind::Workflow => {

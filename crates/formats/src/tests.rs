@@ -246,10 +246,151 @@ fn gitlab_ci_table() {
     }
 }
 
+/// Kustomize `images:` entries: each row's findings, and the file after pinning every editable
+/// one with digest `1…`, then refreshing it with digest `2…`; also with CRLF.
+#[test]
+fn kustomize_images_table() {
+    use Status::{DigestOnly, Floating, Pinned, Templated};
+    use tagpin_reference::Digest;
+    let first = Digest::parse(&format!("sha256:{}", "1".repeat(64))).unwrap();
+    let second = Digest::parse(&format!("sha256:{}", "2".repeat(64))).unwrap();
+    let pin = |text: &str, digest: &Digest| {
+        let findings = scan(Path::new("kustomization.yaml"), FileKind::Kustomize, text).unwrap();
+        let edits: Vec<_> = findings.iter().filter_map(|f| f.edit(digest)).collect();
+        crate::apply_edits(text, &edits).unwrap()
+    };
+    // (text, findings, pinned with `D` standing for the digest; `None`: nothing written)
+    let cases: Vec<(&str, Found, Option<&str>)> = vec![
+        (
+            "images:\n- name: nginx\n  newTag: \"1.27\" # web\n- name: redis\n  newName: ghcr.io/acme/redis\n  newTag: 7.4\nresources: [deploy.yaml]\n",
+            vec![
+                (2, 9, Floating, "nginx:1.27".into()),
+                (5, 12, Floating, "ghcr.io/acme/redis:7.4".into()),
+            ],
+            Some(
+                "images:\n- name: nginx\n  newTag: \"1.27\" # web\n  digest: D\n- name: redis\n  newName: ghcr.io/acme/redis\n  newTag: 7.4\n  digest: D\nresources: [deploy.yaml]\n",
+            ),
+        ),
+        (
+            "images:\n  - {name: nginx, newTag: \"1.27\"}\n",
+            one(2, 12, Floating, "nginx:1.27"),
+            Some("images:\n  - {name: nginx, newTag: \"1.27\", digest: D}\n"),
+        ),
+        (
+            "{\"images\": [{\"name\": \"nginx\", \"newTag\": \"1.27\"}]}\n",
+            one(1, 23, Floating, "nginx:1.27"),
+            Some(
+                "{\"images\": [{\"name\": \"nginx\", \"newTag\": \"1.27\", \"digest\": \"D\"}]}\n",
+            ),
+        ),
+        // A digest already there is refreshed in place; so is one written in newTag.
+        (
+            "images:\n- name: nginx\n  newTag: 1.27\n  digest: \"sha256:0000000000000000000000000000000000000000000000000000000000000000\"\n",
+            one(
+                2,
+                9,
+                Pinned,
+                "nginx:1.27@sha256:0000000000000000000000000000000000000000000000000000000000000000",
+            ),
+            Some("images:\n- name: nginx\n  newTag: 1.27\n  digest: \"D\"\n"),
+        ),
+        (
+            "images:\n- name: nginx\n  newTag: 1.27@sha256:0000000000000000000000000000000000000000000000000000000000000000\n",
+            one(
+                2,
+                9,
+                Pinned,
+                "nginx:1.27@sha256:0000000000000000000000000000000000000000000000000000000000000000",
+            ),
+            Some("images:\n- name: nginx\n  newTag: 1.27@D\n"),
+        ),
+        // Not written: digest alone, no tag (the resources' tag applies), tagSuffix, a name
+        // with a tag, an aliased entry, an entry ending in a block scalar.
+        (
+            "images:\n- name: nginx\n  digest: sha256:0000000000000000000000000000000000000000000000000000000000000000\n",
+            one(
+                2,
+                9,
+                DigestOnly,
+                "nginx@sha256:0000000000000000000000000000000000000000000000000000000000000000",
+            ),
+            None,
+        ),
+        (
+            "images:\n- name: nginx\n  newName: ghcr.io/acme/nginx\n",
+            one(3, 12, Templated, "ghcr.io/acme/nginx"),
+            None,
+        ),
+        (
+            "images:\n- name: nginx\n  newTag: \"1\"\n  tagSuffix: -debug\n",
+            one(2, 9, Floating, "nginx:1"),
+            None,
+        ),
+        (
+            "images:\n- name: nginx\n  newName: nginx:1.27\n  newTag: \"1\"\n",
+            vec![],
+            None,
+        ),
+        (
+            "base: &b\n  name: nginx\n  newTag: \"1\"\nimages:\n- *b\n",
+            one(2, 9, Floating, "nginx:1"),
+            None,
+        ),
+        (
+            "images:\n- name: nginx\n  newTag: \"1\"\n  note: |\n    text\n",
+            one(2, 9, Floating, "nginx:1"),
+            None,
+        ),
+        // The rest of the file is read by the Kubernetes rules.
+        (
+            "helmCharts:\n- name: web\n  valuesInline:\n    sidecar:\n      image: busybox:1.36\n",
+            one(5, 14, Floating, "busybox:1.36"),
+            Some(
+                "helmCharts:\n- name: web\n  valuesInline:\n    sidecar:\n      image: busybox:1.36@D\n",
+            ),
+        ),
+    ];
+    for (text, expected, pinned) in cases {
+        for crlf in [false, true] {
+            let ending = |t: &str| {
+                if crlf {
+                    t.replace('\n', "\r\n")
+                } else {
+                    t.to_owned()
+                }
+            };
+            let text = ending(text);
+            assert_eq!(found(FileKind::Kustomize, &text), expected, "{text:?}");
+            let once = pin(&text, &first);
+            let written =
+                pinned.map_or(text.clone(), |p| ending(p).replace('D', &first.to_string()));
+            assert_eq!(once, written, "{text:?}");
+            assert_eq!(
+                pin(&once, &first),
+                once,
+                "{text:?}: a second pin changes nothing"
+            );
+            let refreshed = pin(&once, &second);
+            assert_eq!(
+                refreshed,
+                once.replace(&first.to_string(), &second.to_string()),
+                "{text:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn file_kinds_are_detected_from_the_path() {
     let cases = [
         (".gitlab-ci.yml", Some(FileKind::GitlabCi)),
+        (
+            "overlays/prod/kustomization.yaml",
+            Some(FileKind::Kustomize),
+        ),
+        ("kustomization.yml", Some(FileKind::Kustomize)),
+        ("base/Kustomization", Some(FileKind::Kustomize)),
+        ("kustomization", None),
         ("ci/deploy.gitlab-ci.yml", Some(FileKind::GitlabCi)),
         ("templates/Go.gitlab-ci.yml", Some(FileKind::GitlabCi)),
         ("gitlab-ci.yml", Some(FileKind::Yaml)),

@@ -15,6 +15,7 @@ const FIXTURES: &[(&str, FileKind)] = &[
     ("workflow.yml", FileKind::Workflow),
     ("action.yml", FileKind::Workflow),
     (".gitlab-ci.yml", FileKind::GitlabCi),
+    ("overlays/prod/kustomization.yaml", FileKind::Kustomize),
     ("Dockerfile", FileKind::Dockerfile),
     ("Containerfile.windows", FileKind::Dockerfile),
     ("build.sh", FileKind::Shell),
@@ -76,8 +77,15 @@ fn fixtures() {
         // Pinning is idempotent and everything it wrote is now pinned with that digest.
         let rescanned = scan(path, kind, &pinned).unwrap();
         assert_eq!(rescanned.len(), findings.len(), "{name}");
+        let edits: Vec<_> = findings.iter().filter_map(|f| f.edit(&digest())).collect();
         for (before, after) in findings.iter().zip(&rescanned) {
-            assert_eq!(before.line, after.line, "{name}");
+            // Lines move only by the lines inserted above (a Kustomize `digest:` key).
+            let inserted: usize = edits
+                .iter()
+                .filter(|e| e.span.start < before.span.start)
+                .map(|e| e.replacement.matches('\n').count())
+                .sum();
+            assert_eq!(before.line + inserted, after.line, "{name}");
             if before.edit(&digest()).is_some() {
                 assert_eq!(after.status, Status::Pinned, "{name}: {}", after.text);
                 assert_eq!(after.reference.as_ref().unwrap().digest(), Some(&digest()));

@@ -7,11 +7,12 @@ use proptest::prelude::*;
 use tagpin_formats::{FileKind, Status, apply_edits, scan};
 use tagpin_reference::Digest;
 
-const KINDS: [FileKind; 7] = [
+const KINDS: [FileKind; 8] = [
     FileKind::Yaml,
     FileKind::Compose,
     FileKind::Workflow,
     FileKind::GitlabCi,
+    FileKind::Kustomize,
     FileKind::HelmTemplate,
     FileKind::Dockerfile,
     FileKind::Shell,
@@ -44,6 +45,9 @@ fn yamlish_line() -> impl Strategy<Value = String> {
         "runs",
         "\"image\"",
         "data",
+        "images",
+        "newTag",
+        "newName",
     ]);
     let value = prop::sample::select(vec![
         "",
@@ -108,6 +112,62 @@ fn yamlish() -> impl Strategy<Value = String> {
         })
 }
 
+/// A kustomization's `images:` list: entries in block and flow style, at any indentation,
+/// with comments, other keys and existing digests, in any order.
+fn kustomization() -> impl Strategy<Value = String> {
+    let name = prop::sample::select(vec!["nginx", "ghcr.io/a/b", "\"quay.io/x/y\"", "'r'"]);
+    let tag = prop::sample::select(vec!["\"1.27\"", "v1", "'7.4'", "1.2", "\"\""]);
+    let digest = prop::sample::select(vec![
+        "",
+        "sha256:3333333333333333333333333333333333333333333333333333333333333333",
+        "\"sha256:3333333333333333333333333333333333333333333333333333333333333333\"",
+    ]);
+    let comment = prop::sample::select(vec!["", " # note"]);
+    let entry = (
+        name,
+        prop::option::of(tag),
+        digest,
+        comment,
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(name, tag, digest, comment, flow, new_name)| {
+            let mut keys = vec![format!("name: {name}")];
+            if new_name {
+                keys.push("newName: ghcr.io/m/n".to_owned());
+            }
+            if let Some(tag) = tag {
+                keys.push(format!("newTag: {tag}"));
+            }
+            if !digest.is_empty() {
+                keys.push(format!("digest: {digest}"));
+            }
+            // `@` stands for the list's indentation.
+            if flow {
+                format!("@- {{{}}}{comment}", keys.join(", "))
+            } else {
+                format!("@- {}{comment}", keys.join("\n@  "))
+            }
+        });
+    (
+        prop::collection::vec(entry, 1..5),
+        0usize..4,
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(entries, indent, crlf, final_newline)| {
+            let entries = entries.join("\n").replace('@', &" ".repeat(indent));
+            let mut text = format!("resources: [a.yaml]\nimages:\n{entries}");
+            if final_newline {
+                text.push('\n');
+            }
+            if crlf {
+                text = text.replace('\n', "\r\n");
+            }
+            text
+        })
+}
+
 /// Pins every editable finding and checks what the splice promises.
 fn check_splice(kind: FileKind, text: &str) -> Result<(), TestCaseError> {
     let path = Path::new("input");
@@ -141,7 +201,13 @@ fn check_splice(kind: FileKind, text: &str) -> Result<(), TestCaseError> {
         rescanned
     );
     for (before, after) in findings.iter().zip(&rescanned) {
-        prop_assert_eq!(before.line, after.line);
+        // Lines move only by the lines inserted above (a Kustomize `digest:` key).
+        let inserted: usize = edits
+            .iter()
+            .filter(|e| e.span.start < before.span.start)
+            .map(|e| e.replacement.matches('\n').count())
+            .sum();
+        prop_assert_eq!(before.line + inserted, after.line);
         let line_of = |offset: usize| text[..offset].matches('\n').count() + 1;
         let edited_before_on_line = edits
             .iter()
@@ -169,6 +235,14 @@ proptest! {
         for kind in KINDS {
             check_splice(kind, &text)?;
         }
+    }
+
+    #[test]
+    fn kustomize_digests_are_inserted_and_refreshed_byte_exactly(text in kustomization()) {
+        let findings = scan(Path::new("kustomization.yaml"), FileKind::Kustomize, &text);
+        prop_assert!(findings.is_ok(), "{:?}", findings.err());
+        prop_assert!(!findings.unwrap().is_empty());
+        check_splice(FileKind::Kustomize, &text)?;
     }
 
     #[test]

@@ -12,15 +12,9 @@
 mod compose;
 mod gitlab_ci;
 mod helm_values;
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "the general insert-a-key site, for the Kustomize and pull-policy rules to come"
-    )
-)]
 pub(crate) mod insert;
 mod kubernetes;
+mod kustomize;
 mod walk;
 mod workflow;
 
@@ -54,6 +48,7 @@ fn rules_for(kind: FileKind) -> &'static dyn Rules {
         FileKind::Compose => &compose::Compose,
         FileKind::Workflow => &workflow::Workflow,
         FileKind::GitlabCi => &gitlab_ci::GitlabCi,
+        FileKind::Kustomize => &kustomize::Kustomize,
         FileKind::Yaml | FileKind::HelmTemplate | FileKind::Dockerfile | FileKind::Shell => {
             &kubernetes::KubernetesAndHelm
         }
