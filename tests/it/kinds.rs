@@ -1,5 +1,5 @@
 //! `tagpin pin --write` end to end for the places images live that issue 12 added (Dockerfile
-//! ARG defaults, GitLab CI, shell container commands, Kustomize `images:`, …), against the real registry: each file before and after, with LF and with
+//! ARG defaults, GitLab CI, shell container commands, Kustomize `images:`, dev containers, …), against the real registry: each file before and after, with LF and with
 //! CRLF line endings, and a second run that changes nothing.
 
 use crate::context::TestContext;
@@ -34,6 +34,11 @@ const FILES: &[(&str, &str, &str)] = &[
         "deploy/kustomization.yaml",
         "resources: [app.yaml]\nimages:\n  - name: redis\n    newTag: \"7\" # cache\n  - {name: postgres, newTag: \"16\"}\n",
         "resources: [app.yaml]\nimages:\n  - name: redis\n    newTag: \"7\" # cache\n    digest: <redis:7>\n  - {name: postgres, newTag: \"16\", digest: <postgres:16>}\n",
+    ),
+    (
+        ".devcontainer/devcontainer.json",
+        "{\n\t// the toolbox\n\t\"image\": \"alpine:3.20\",\n\t\"features\": {},\n}\n",
+        "{\n\t// the toolbox\n\t\"image\": \"alpine:3.20@<alpine:3.20>\",\n\t\"features\": {},\n}\n",
     ),
 ];
 

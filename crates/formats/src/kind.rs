@@ -14,6 +14,9 @@ pub enum FileKind {
     GitlabCi,
     /// Kustomize: `kustomization.yaml`, `kustomization.yml`, `Kustomization`.
     Kustomize,
+    /// Dev containers: `.devcontainer/devcontainer.json` (also one folder deeper) and
+    /// `.devcontainer.json`, JSON with comments.
+    Devcontainer,
     /// Helm templates: YAML with `{{ … }}` actions, under a chart's `templates/`.
     HelmTemplate,
     /// Dockerfile and Containerfile.
@@ -49,6 +52,10 @@ impl FileKind {
             || matches!(extension, Some("sh" | "bash" | "mk"))
         {
             return Some(Self::Shell);
+        }
+        if name == ".devcontainer.json" || (name == "devcontainer.json" && in_dir(".devcontainer"))
+        {
+            return Some(Self::Devcontainer);
         }
         if matches!(
             name,
@@ -91,6 +98,7 @@ impl FileKind {
             Self::Workflow => "workflow",
             Self::GitlabCi => "gitlab-ci",
             Self::Kustomize => "kustomize",
+            Self::Devcontainer => "devcontainer",
             Self::HelmTemplate => "helm-template",
             Self::Dockerfile => "dockerfile",
             Self::Shell => "shell",

@@ -27,6 +27,7 @@
 //! ```
 
 mod common;
+mod devcontainer;
 mod dockerfile;
 mod edit;
 mod error;
@@ -48,10 +49,11 @@ use std::path::Path;
 ///
 /// `path` is used for error messages. Findings come back in file order (by span).
 ///
-/// Only YAML, compose, workflow, GitLab CI and Kustomize files can fail, with [`Error::Syntax`] (path, line and
-/// column), when they are not well-formed YAML (an unterminated quoted scalar or flow
-/// collection, text after a quoted scalar, flow entries without `,`, a `key: value` inside a
-/// plain scalar). Helm templates, Dockerfiles and shell files are read leniently and never fail.
+/// YAML kinds (YAML, compose, workflow, GitLab CI, Kustomize) can fail with [`Error::Syntax`]
+/// (path, line and column) when they are not well-formed YAML (an unterminated quoted scalar
+/// or flow collection, text after a quoted scalar, flow entries without `,`, a `key: value`
+/// inside a plain scalar), and dev containers on an unterminated string or comment. Helm
+/// templates, Dockerfiles and shell files are read leniently and never fail.
 ///
 /// Files that cannot hold a reference of their kind (no `mage` for YAML, no `from`/`syntax`
 /// for a Dockerfile, …) are skipped with a `memchr` check before any parsing.
@@ -75,6 +77,7 @@ pub fn scan(path: &Path, kind: FileKind, text: &str) -> Result<Vec<Finding>, Err
             rules::apply(&mut sink, &tree, &masked, path)?;
         }
         FileKind::Dockerfile => dockerfile::scan(&mut sink),
+        FileKind::Devcontainer => devcontainer::scan(&mut sink, path)?,
         FileKind::Shell => shell::scan(&mut sink),
     }
     Ok(sink.finish())
@@ -86,9 +89,11 @@ fn may_hold_reference(kind: FileKind, text: &[u8]) -> bool {
     match kind {
         // `image`, `*Image` keys and split maps (which sit under such a key, or beside an
         // `image` name part) all contain `mage`.
-        FileKind::Yaml | FileKind::HelmTemplate | FileKind::Compose | FileKind::Kustomize => {
-            find(text, b"mage").is_some()
-        }
+        FileKind::Yaml
+        | FileKind::HelmTemplate
+        | FileKind::Compose
+        | FileKind::Kustomize
+        | FileKind::Devcontainer => find(text, b"mage").is_some(),
         FileKind::Workflow => {
             find(text, b"mage").is_some()
                 || find(text, b"docker://").is_some()

@@ -380,6 +380,65 @@ fn kustomize_images_table() {
     }
 }
 
+/// Dev containers, read as JSON with comments and trailing commas: only the root object's
+/// `"image"`; also with CRLF.
+#[test]
+fn devcontainer_table() {
+    use Status::{Floating, Ignored};
+    let cases: Vec<(&str, Found)> = vec![
+        (
+            "{\n  // base image\n  \"name\": \"dev\",\n  \"image\": \"mcr.microsoft.com/devcontainers/go:1.23\",\n}\n",
+            one(4, 13, Floating, "mcr.microsoft.com/devcontainers/go:1.23"),
+        ),
+        (
+            "/* a */ {\"features\": {\"ghcr.io/devcontainers/features/node:1\": {}}, /* \"image\": \"x:1\" */ \"image\" : \"n:1\"}",
+            one(1, 101, Floating, "n:1"),
+        ),
+        (
+            "{\"image\": \"n:1\", // tagpin:ignore\n\"x\": 1}\n",
+            one(1, 12, Ignored, "n:1"),
+        ),
+        // Not the root's image: nested, in an array, a key's text, a string holding `//`.
+        (
+            "{\"customizations\": {\"image\": \"n:1\"}, \"a\": [\"image\", \"m:1\"], \"b\": \"// \\\"image\\\": \\\"k:1\\\"\"}\n",
+            vec![],
+        ),
+        ("[{\"image\": \"n:1\"}]\n", vec![]),
+        ("{\"image\": 1, \"x\": \"n:1\"}\n", vec![]),
+        (
+            "{\"image\": \"${localEnv:IMAGE}\"}\n",
+            one(1, 12, Status::Templated, "${localEnv:IMAGE}"),
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(found(FileKind::Devcontainer, text), expected, "{text:?}");
+        let crlf = text.replace('\n', "\r\n");
+        assert_eq!(found(FileKind::Devcontainer, &crlf), expected, "{crlf:?}");
+    }
+    // Escapes: reported, not written. Unterminated strings and comments: errors.
+    let escaped = scan(
+        Path::new("d"),
+        FileKind::Devcontainer,
+        "{\"image\": \"ghcr.io\\/a:1\"}",
+    )
+    .unwrap();
+    assert_eq!(escaped.len(), 1);
+    assert!(
+        matches!(escaped[0].site, EditSite::Unsupported { .. }),
+        "{escaped:?}"
+    );
+    for (text, line, column) in [
+        ("{\"image\": \"n:1}\n", 1, 11),
+        ("{\n\"image\": 1 /* x\n", 2, 12),
+    ] {
+        let error = scan(Path::new("d.json"), FileKind::Devcontainer, text).unwrap_err();
+        assert!(
+            matches!(error, crate::Error::Syntax { line: l, column: c, .. } if (l, c) == (line, column)),
+            "{text:?}: {error}"
+        );
+    }
+}
+
 #[test]
 fn file_kinds_are_detected_from_the_path() {
     let cases = [
@@ -391,6 +450,16 @@ fn file_kinds_are_detected_from_the_path() {
         ("kustomization.yml", Some(FileKind::Kustomize)),
         ("base/Kustomization", Some(FileKind::Kustomize)),
         ("kustomization", None),
+        (
+            ".devcontainer/devcontainer.json",
+            Some(FileKind::Devcontainer),
+        ),
+        (
+            ".devcontainer/python/devcontainer.json",
+            Some(FileKind::Devcontainer),
+        ),
+        ("app/.devcontainer.json", Some(FileKind::Devcontainer)),
+        ("devcontainer.json", None),
         ("ci/deploy.gitlab-ci.yml", Some(FileKind::GitlabCi)),
         ("templates/Go.gitlab-ci.yml", Some(FileKind::GitlabCi)),
         ("gitlab-ci.yml", Some(FileKind::Yaml)),

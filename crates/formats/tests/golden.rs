@@ -16,6 +16,7 @@ const FIXTURES: &[(&str, FileKind)] = &[
     ("action.yml", FileKind::Workflow),
     (".gitlab-ci.yml", FileKind::GitlabCi),
     ("overlays/prod/kustomization.yaml", FileKind::Kustomize),
+    (".devcontainer/devcontainer.json", FileKind::Devcontainer),
     ("Dockerfile", FileKind::Dockerfile),
     ("Containerfile.windows", FileKind::Dockerfile),
     ("build.sh", FileKind::Shell),

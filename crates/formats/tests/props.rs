@@ -7,8 +7,9 @@ use proptest::prelude::*;
 use tagpin_formats::{FileKind, Status, apply_edits, scan};
 use tagpin_reference::Digest;
 
-const KINDS: [FileKind; 8] = [
+const KINDS: [FileKind; 9] = [
     FileKind::Yaml,
+    FileKind::Devcontainer,
     FileKind::Compose,
     FileKind::Workflow,
     FileKind::GitlabCi,
@@ -168,6 +169,59 @@ fn kustomization() -> impl Strategy<Value = String> {
         })
 }
 
+/// A `devcontainer.json`: JSON with comments and trailing commas, other members (nested
+/// `"image"` keys, comments and strings that look like one) around at most one root `"image"`;
+/// and whether it has that one.
+fn devcontainer() -> impl Strategy<Value = (String, bool)> {
+    let space = prop::sample::select(vec!["", " ", "\n", "\n\t", "  \n  "]);
+    let member = prop::sample::select(vec![
+        "\"name\": \"dev\"",
+        "// \"image\": \"commented:1\"\n\"a\": 1",
+        "/* \"image\": \"block:1\" */ \"b\": true",
+        "\"features\": {\"ghcr.io/devcontainers/features/node:1\": {},}",
+        "\"customizations\": {\"x\": {\"image\": \"nested:1\"}}",
+        "\"list\": [\"image\", \"n:1\", [1, 2,],]",
+        "\"cmd\": \"echo // \\\"image\\\": \\\"quoted:1\\\"\"",
+        "\"é\": \"ü\" /* ∑ */",
+        "\"n\": null",
+    ]);
+    let image = prop::sample::select(vec![
+        "\"image\": \"mcr.microsoft.com/devcontainers/go:1.23\"",
+        "\"image\" : \"alpine\" // tagpin:ignore\n",
+        "\"image\":\"ghcr.io/a/b:v1@sha256:5555555555555555555555555555555555555555555555555555555555555555\"",
+        "\"image\": \"${localEnv:IMG}\"",
+    ]);
+    (
+        prop::collection::vec((member, space.clone()), 0..6),
+        prop::option::of((image, 0usize..6)),
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(members, image, trailing, crlf, bom)| {
+            let mut parts: Vec<String> = members
+                .into_iter()
+                .map(|(m, space)| format!("{space}{m}"))
+                .collect();
+            let has_image = image.is_some();
+            if let Some((image, at)) = image {
+                parts.insert(at.min(parts.len()), format!("\n  {image}"));
+            }
+            let mut text = format!("// dev\n{{{}", parts.join(","));
+            if trailing && !parts.is_empty() {
+                text.push(',');
+            }
+            text.push_str("\n}\n");
+            if crlf {
+                text = text.replace('\n', "\r\n");
+            }
+            if bom {
+                text.insert(0, '\u{feff}');
+            }
+            (text, has_image)
+        })
+}
+
 /// Pins every editable finding and checks what the splice promises.
 fn check_splice(kind: FileKind, text: &str) -> Result<(), TestCaseError> {
     let path = Path::new("input");
@@ -243,6 +297,17 @@ proptest! {
         prop_assert!(findings.is_ok(), "{:?}", findings.err());
         prop_assert!(!findings.unwrap().is_empty());
         check_splice(FileKind::Kustomize, &text)?;
+    }
+
+    #[test]
+    fn devcontainer_image_is_found_alone_and_spliced_byte_exactly(
+        (text, has_image) in devcontainer()
+    ) {
+        let findings = scan(Path::new("devcontainer.json"), FileKind::Devcontainer, &text);
+        prop_assert!(findings.is_ok(), "{:?}", findings.err());
+        let findings = findings.unwrap();
+        prop_assert_eq!(findings.len(), usize::from(has_image), "{:?}", findings);
+        check_splice(FileKind::Devcontainer, &text)?;
     }
 
     #[test]

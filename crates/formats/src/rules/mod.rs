@@ -49,9 +49,11 @@ fn rules_for(kind: FileKind) -> &'static dyn Rules {
         FileKind::Workflow => &workflow::Workflow,
         FileKind::GitlabCi => &gitlab_ci::GitlabCi,
         FileKind::Kustomize => &kustomize::Kustomize,
-        FileKind::Yaml | FileKind::HelmTemplate | FileKind::Dockerfile | FileKind::Shell => {
-            &kubernetes::KubernetesAndHelm
-        }
+        FileKind::Yaml
+        | FileKind::HelmTemplate
+        | FileKind::Dockerfile
+        | FileKind::Shell
+        | FileKind::Devcontainer => &kubernetes::KubernetesAndHelm,
     }
 }
 
