@@ -166,6 +166,29 @@ fn yaml_sites_and_lint() {
     );
     assert_eq!(lint("containers:\n- image: n:1\n"), []);
     assert_eq!(lint("other:\n- image: nginx\n"), []);
+    // Every container list of Kubernetes and the common CRDs: pods, Tekton, Argo Workflows;
+    // each also with a pull policy, which clears the warning.
+    for text in [
+        "spec:\n  ephemeralContainers:\n  - name: debug\n    image: busybox\n",
+        "spec:\n  steps:\n  - name: build\n    image: golang:latest\n",
+        "spec:\n  sidecars:\n  - name: dind\n    image: docker\n",
+        "spec:\n  stepTemplate:\n    image: alpine\n",
+        "templates:\n- name: main\n  container:\n    image: alpine:latest\n",
+        "templates:\n- name: s\n  script:\n    image: python\n    source: print(1)\n",
+    ] {
+        assert_eq!(lint(text), latest, "{text:?}");
+        let (head, tail) = text.split_at(text.find("image:").unwrap());
+        let indent = &head[head.rfind('\n').unwrap() + 1..];
+        let policy = format!("{head}imagePullPolicy: IfNotPresent\n{indent}{tail}");
+        assert_eq!(lint(&policy), [], "{policy:?}");
+    }
+    assert_eq!(
+        lint("spec:\n  steps:\n  - name: build\n    image: golang:1.22\n"),
+        []
+    );
+    // A `container:` or `script:` key outside an Argo template is not known to be a container.
+    assert_eq!(lint("app:\n  container:\n    image: alpine\n"), []);
+    assert_eq!(lint("script:\n  image: alpine\n"), []);
     assert_eq!(
         lint(&format!(
             "containers:\n- image: n@sha256:{}\n",

@@ -8,7 +8,7 @@
 
 use tagpin_reference::ImageReference;
 
-use super::{Map, Out, Rules, helm_values};
+use super::{Map, Out, Rules, Seg, helm_values};
 use crate::Warning;
 
 /// The rules for the `yaml` and `helm-template` kinds: Kubernetes objects and Helm values.
@@ -41,14 +41,7 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
     if SPLIT_KEYS.iter().any(|key| map.has(key)) {
         return;
     }
-    let in_container_list = matches!(
-        map.path,
-        [
-            ..,
-            super::Seg::Key("containers" | "initContainers" | "ephemeralContainers"),
-            super::Seg::Item(_)
-        ]
-    );
+    let in_container_list = is_container(map.path);
     for entry in map.entries {
         if !is_image_key(entry.key) {
             continue;
@@ -67,6 +60,31 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
             candidate.found.warnings.push(Warning::LatestPullsAlways);
         }
     }
+}
+
+/// Whether the mapping at `path` is a container whose `image` kubelet pulls: an item of a pod's
+/// `containers`, `initContainers` or `ephemeralContainers` (also an Argo Workflows template's
+/// `initContainers` and `containerSet.containers`), of a Tekton task's `steps` or `sidecars`
+/// (Argo's `sidecars` too), a Tekton `stepTemplate`, or an Argo Workflows template's
+/// `container` or `script` (only under `templates[]`: a `container:` key elsewhere is not
+/// known to be one).
+fn is_container(path: &[Seg<'_>]) -> bool {
+    matches!(
+        path,
+        [
+            ..,
+            Seg::Key(
+                "containers" | "initContainers" | "ephemeralContainers" | "steps" | "sidecars"
+            ),
+            Seg::Item(_)
+        ] | [.., Seg::Key("stepTemplate")]
+            | [
+                ..,
+                Seg::Key("templates"),
+                Seg::Item(_),
+                Seg::Key("container" | "script")
+            ]
+    )
 }
 
 /// Whether kubelet defaults a container with this image to `imagePullPolicy: Always`: the tag
