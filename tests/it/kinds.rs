@@ -78,3 +78,52 @@ fn every_new_kind_is_pinned_byte_exactly_and_idempotently() {
         assert!(again.stderr.contains("wrote 0 files"), "{again}");
     }
 }
+
+/// `custom` patterns in `.tagpin.yaml`: files they name are read whatever their name, walked
+/// or given as PATH, and pinned; a bad pattern is a config error (exit 2) at its entry's line.
+#[test]
+fn custom_patterns_read_and_pin_the_files_they_name() {
+    let mut registry = Registry::start();
+    let busybox = registry.push("docker.io/library/busybox:1.36", Flavour::Image);
+    let redis = registry.push("docker.io/library/redis:7", Flavour::Image);
+    let mirrors = registry.mirror_args(["docker.io"]);
+    let context = TestContext::new();
+    context
+        .write(
+            ".tagpin.yaml",
+            "custom:\n  - files: ['**/images/*.tag']\n    pattern: '^(?P<ref>\\S+)$'\n  - files: [versions.env]\n    pattern: 'IMAGE=(?P<name>\\S+)\\r?\\nTAG=(?P<tag>\\S+)'\n",
+        )
+        .write("packages/images/busybox.tag", "busybox:1.36\n")
+        .write("packages/images/notes.txt", "busybox:1.36\n")
+        .write("versions.env", "IMAGE=redis\r\nTAG=7\r\n");
+    let mut args = vec!["pin".to_owned(), ".".to_owned(), "--write".to_owned()];
+    args.extend(mirrors.iter().cloned());
+    context.run(&args).assert_code(0);
+    let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
+    assert_eq!(
+        read("packages/images/busybox.tag"),
+        format!("busybox:1.36@{busybox}\n")
+    );
+    assert_eq!(read("packages/images/notes.txt"), "busybox:1.36\n");
+    assert_eq!(
+        read("versions.env"),
+        format!("IMAGE=redis\r\nTAG=7@{redis}\r\n")
+    );
+    let scan = context.run(["scan", "packages/images/busybox.tag", "--format", "json"]);
+    scan.assert_code(0);
+    let doc = scan.json();
+    assert_eq!(doc["references"][0]["kind"], "custom", "{doc}");
+    assert_eq!(doc["references"][0]["status"], "pinned", "{doc}");
+
+    context.write(
+        ".tagpin.yaml",
+        "exclude: []\ncustom:\n  - files: [a]\n    pattern: '(?P<ref>x'\n",
+    );
+    let bad = context.run(["scan", "."]);
+    bad.assert_code(2);
+    assert!(
+        bad.stderr.contains("invalid `custom` pattern `(?P<ref>x`")
+            && bad.stderr.contains("at line 3 column 5"),
+        "{bad}"
+    );
+}

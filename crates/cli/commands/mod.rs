@@ -186,6 +186,7 @@ fn scan_file_with(
         path,
         display,
         kind,
+        patterns,
     } = candidate;
     let text = match read::read(&path, buffer) {
         Ok(Contents::Text(text)) => text,
@@ -204,7 +205,12 @@ fn scan_file_with(
     };
     // The scanner's path rules look at parent directories: give it the whole path.
     let rules_path = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
-    match tagpin_formats::scan(&rules_path, kind, text) {
+    let scanned = if kind == FileKind::Custom {
+        Ok(tagpin_formats::scan_custom(text, &patterns))
+    } else {
+        tagpin_formats::scan(&rules_path, kind, text)
+    };
+    match scanned {
         Ok(mut findings) => {
             settings.ignore.apply(&mut findings);
             let fingerprint =

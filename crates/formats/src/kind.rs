@@ -23,6 +23,9 @@ pub enum FileKind {
     Dockerfile,
     /// Shell scripts and Makefiles.
     Shell,
+    /// A file the config's `custom` entries name, read with their patterns
+    /// ([`crate::scan_custom`]); never detected from a path alone.
+    Custom,
 }
 
 impl FileKind {
@@ -102,6 +105,7 @@ impl FileKind {
             Self::HelmTemplate => "helm-template",
             Self::Dockerfile => "dockerfile",
             Self::Shell => "shell",
+            Self::Custom => "custom",
         }
     }
 }

@@ -27,6 +27,7 @@
 //! ```
 
 mod common;
+mod custom;
 mod devcontainer;
 mod dockerfile;
 mod edit;
@@ -38,6 +39,7 @@ mod rules;
 mod shell;
 mod yaml;
 
+pub use custom::{CustomPattern, CustomPatternError};
 pub use edit::{Edit, apply_edits};
 pub use error::Error;
 pub use finding::{EditSite, Finding, Status, Warning};
@@ -78,9 +80,19 @@ pub fn scan(path: &Path, kind: FileKind, text: &str) -> Result<Vec<Finding>, Err
         }
         FileKind::Dockerfile => dockerfile::scan(&mut sink),
         FileKind::Devcontainer => devcontainer::scan(&mut sink, path)?,
+        // Read through `scan_custom`, with the patterns that name the file.
+        FileKind::Custom => {}
         FileKind::Shell => shell::scan(&mut sink),
     }
     Ok(sink.finish())
+}
+
+/// Finds the references the user's `patterns` match in `text` (a file of kind
+/// [`FileKind::Custom`]), in file order. Never fails: any text can be matched.
+pub fn scan_custom(text: &str, patterns: &[CustomPattern]) -> Vec<Finding> {
+    let mut sink = common::Sink::new(text, FileKind::Custom);
+    custom::scan(&mut sink, patterns);
+    sink.finish()
 }
 
 /// The cheap pre-check: whether `text` contains a word every reference of `kind` needs.
@@ -104,6 +116,7 @@ fn may_hold_reference(kind: FileKind, text: &[u8]) -> bool {
             text.windows(4).any(|w| w.eq_ignore_ascii_case(b"from"))
                 || find(text, b"syntax").is_some()
         }
+        FileKind::Custom => false,
         FileKind::Shell => ["image", "docker", "podman", "nerdctl"]
             .iter()
             .any(|word| find(text, word.as_bytes()).is_some()),

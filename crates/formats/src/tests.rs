@@ -462,6 +462,121 @@ fn devcontainer_table() {
     }
 }
 
+/// User-defined patterns: `ref`, or `name` with `tag`/`digest`; each row's findings with where
+/// the digest goes, and the text after pinning; also with CRLF.
+#[test]
+fn custom_patterns_table() {
+    use crate::{CustomPattern, CustomPatternError, scan_custom};
+    use Status::{Floating, Ignored, Pinned, Templated};
+    use tagpin_reference::Digest;
+    let digest = Digest::parse(&format!("sha256:{}", "1".repeat(64))).unwrap();
+    let old = format!("sha256:{}", "0".repeat(64));
+    let row = |line, column, status, text: &str, site: &str| {
+        (line, column, status, text.to_owned(), site.to_owned())
+    };
+    let cases: Vec<(&[&str], String, Vec<Sited>, String)> = vec![
+        (
+            &[r"^(?P<ref>\S+)"],
+            "ghcr.io/a/b:v1\n\nquay.io/c/d:2 # tagpin:ignore\n".into(),
+            vec![
+                row(1, 1, Floating, "ghcr.io/a/b:v1", "inline"),
+                row(3, 1, Ignored, "quay.io/c/d:2", "inline"),
+            ],
+            format!("ghcr.io/a/b:v1@{digest}\n\nquay.io/c/d:2 # tagpin:ignore\n"),
+        ),
+        (
+            &[r"IMAGE=(?P<name>\S+) TAG=(?P<tag>\S+)"],
+            "IMAGE=nginx TAG=1.27\n".into(),
+            vec![row(1, 7, Floating, "nginx:1.27", "tag 1.27")],
+            format!("IMAGE=nginx TAG=1.27@{digest}\n"),
+        ),
+        (
+            &[r"(?P<name>[a-z./]+):(?P<tag>[\w.]+) digest=(?P<digest>\S*)"],
+            format!("redis:7 digest={old}\nnginx:1 digest=\n"),
+            vec![
+                row(1, 1, Pinned, &format!("redis:7@{old}"), "digest"),
+                row(2, 1, Floating, "nginx:1", "digest"),
+            ],
+            format!("redis:7 digest={digest}\nnginx:1 digest={digest}\n"),
+        ),
+        // Two patterns over the same text: one finding; no tag or digest group: not written.
+        (
+            &[r"^(?P<ref>\S+)$", r"(?P<ref>[a-z]+:[0-9]+)"],
+            "a:1\n".into(),
+            vec![row(1, 1, Floating, "a:1", "inline")],
+            format!("a:1@{digest}\n"),
+        ),
+        (
+            &[r"use (?P<name>\S+)"],
+            "use alpine\n".into(),
+            vec![row(
+                1,
+                5,
+                Floating,
+                "alpine",
+                "no: the pattern matched no `tag` or `digest` group to write the digest into",
+            )],
+            "use alpine\n".into(),
+        ),
+        (
+            &[r"^(?P<ref>.+)$"],
+            "x: $IMAGE\n# tagpin:ignore\nnot a reference\n".into(),
+            vec![row(1, 1, Templated, "x: $IMAGE", "inline")],
+            "x: $IMAGE\n# tagpin:ignore\nnot a reference\n".into(),
+        ),
+    ];
+    for (patterns, text, expected, pinned) in cases {
+        let patterns: Vec<_> = patterns
+            .iter()
+            .map(|p| CustomPattern::new(p).unwrap())
+            .collect();
+        for crlf in [false, true] {
+            let ending = |t: &str| {
+                if crlf {
+                    t.replace('\n', "\r\n")
+                } else {
+                    t.to_owned()
+                }
+            };
+            let text = ending(&text);
+            let findings = scan_custom(&text, &patterns);
+            let got: Vec<Sited> = findings
+                .iter()
+                .map(|f| {
+                    let site = match &f.site {
+                        EditSite::Inline => "inline".to_owned(),
+                        EditSite::SplitTag { tag, .. } => format!("tag {tag}"),
+                        EditSite::SplitDigest { .. } => "digest".to_owned(),
+                        EditSite::Unsupported { reason } => format!("no: {reason}"),
+                        other @ EditSite::InsertKey { .. } => format!("{other:?}"),
+                    };
+                    (f.line, f.column, f.status, f.text.clone(), site)
+                })
+                .collect();
+            assert_eq!(got, expected, "{text:?}");
+            let edits: Vec<_> = findings.iter().filter_map(|f| f.edit(&digest)).collect();
+            assert_eq!(
+                crate::apply_edits(&text, &edits).unwrap(),
+                ending(&pinned),
+                "{text:?}"
+            );
+        }
+    }
+    // Refused patterns.
+    assert!(matches!(
+        CustomPattern::new("(?P<ref>"),
+        Err(CustomPatternError::Regex(_))
+    ));
+    assert!(matches!(
+        CustomPattern::new(r"\S+"),
+        Err(CustomPatternError::NoGroup)
+    ));
+    assert!(matches!(
+        CustomPattern::new("(?P<ref>a)(?P<name>b)"),
+        Err(CustomPatternError::BothGroups)
+    ));
+}
+
 #[test]
 fn file_kinds_are_detected_from_the_path() {
     let cases = [

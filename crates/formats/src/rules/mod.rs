@@ -53,7 +53,8 @@ fn rules_for(kind: FileKind) -> &'static dyn Rules {
         | FileKind::HelmTemplate
         | FileKind::Dockerfile
         | FileKind::Shell
-        | FileKind::Devcontainer => &kubernetes::KubernetesAndHelm,
+        | FileKind::Devcontainer
+        | FileKind::Custom => &kubernetes::KubernetesAndHelm,
     }
 }
 
