@@ -577,6 +577,110 @@ fn custom_patterns_table() {
     ));
 }
 
+/// Flux `HelmRelease` values and Argo CD `Application` `valuesObject`: literal references are
+/// pinned, split maps reported and not written; Flux `$imagepolicy` marker lines are ignored,
+/// never written. Each row also with CRLF.
+#[test]
+fn chart_values_and_flux_markers() {
+    use Status::{Floating, Ignored};
+    let not_in_repo = |kind: &str, chart: &str| {
+        format!(
+            "no: a split map in {kind}'s values configures {chart}, which tagpin does not read \
+             here; the form of the digest (or whether a tag may carry one) depends on the \
+             chart's templates, so it is not written"
+        )
+    };
+    let flux = "no: managed by Flux image automation (a `$imagepolicy` marker on its line): Flux \
+                rewrites it, so tagpin leaves it alone";
+    let row = |line, column, status, text: &str, site: &str| {
+        (line, column, status, text.to_owned(), site.to_owned())
+    };
+    let release = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nspec:\n  chart:\n    spec:\n      chart: redis\n      version: 19.6.4\n  values:\n    image:\n      repository: bitnami/redis\n      tag: 7.2.5\n    metrics:\n      image: quay.io/oliver006/redis_exporter:v1.62.0\n";
+    let application = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nspec:\n  source:\n    chart: web\n    targetRevision: 1.2.3\n    helm:\n      valuesObject:\n        image: {repository: ghcr.io/a/web, tag: v1}\n        sidecar:\n          image: busybox:1.36\n";
+    let cases: Vec<(&str, Vec<Sited>)> = vec![
+        (
+            release,
+            vec![
+                row(
+                    10,
+                    19,
+                    Floating,
+                    "bitnami/redis:7.2.5",
+                    &not_in_repo("a HelmRelease", "chart `redis 19.6.4`"),
+                ),
+                row(
+                    13,
+                    14,
+                    Floating,
+                    "quay.io/oliver006/redis_exporter:v1.62.0",
+                    "inline",
+                ),
+            ],
+        ),
+        (
+            application,
+            vec![
+                row(
+                    9,
+                    29,
+                    Floating,
+                    "ghcr.io/a/web:v1",
+                    &not_in_repo("an Application", "chart `web 1.2.3`"),
+                ),
+                row(11, 18, Floating, "busybox:1.36", "inline"),
+            ],
+        ),
+        // The same split map in a plain values file is written.
+        (
+            "image:\n  repository: bitnami/redis\n  tag: 7.2.5\n",
+            vec![row(2, 15, Floating, "bitnami/redis:7.2.5", "tag")],
+        ),
+        (
+            "spec:\n  containers:\n  - image: ghcr.io/acme/app:v1.0.0 # {\"$imagepolicy\": \"flux-system:app\"}\n",
+            vec![row(3, 12, Ignored, "ghcr.io/acme/app:v1.0.0", flux)],
+        ),
+        (
+            "image:\n  repository: ghcr.io/acme/app\n  tag: v1.0.0 # {\"$imagepolicy\": \"flux-system:app:tag\"}\n",
+            vec![row(2, 15, Ignored, "ghcr.io/acme/app:v1.0.0", flux)],
+        ),
+        // Only a marker in a comment counts.
+        (
+            "image: a:1\nnote: '{\"$imagepolicy\": \"x:y\"}'\n",
+            vec![row(1, 8, Floating, "a:1", "inline")],
+        ),
+    ];
+    let describe = |f: &crate::Finding| match &f.site {
+        EditSite::Inline => "inline".to_owned(),
+        EditSite::SplitTag { .. } => "tag".to_owned(),
+        EditSite::Unsupported { reason } => format!("no: {reason}"),
+        other => format!("{other:?}"),
+    };
+    for (text, expected) in cases {
+        for input in [text.to_owned(), text.replace('\n', "\r\n")] {
+            let got: Vec<Sited> = scan(Path::new("r.yaml"), FileKind::Yaml, &input)
+                .unwrap()
+                .iter()
+                .map(|f| (f.line, f.column, f.status, f.text.clone(), describe(f)))
+                .collect();
+            assert_eq!(got, expected, "{input:?}");
+        }
+    }
+    // A Kustomize newTag with a marker (Flux's setter) is not written either.
+    let kustomize = "images:\n- name: app\n  newTag: v1 # {\"$imagepolicy\": \"ns:app:tag\"}\n";
+    let found = scan(
+        Path::new("kustomization.yaml"),
+        FileKind::Kustomize,
+        kustomize,
+    )
+    .unwrap();
+    assert_eq!(found[0].status, Ignored);
+    assert_eq!(
+        found[0]
+            .edit(&tagpin_reference::Digest::parse(&format!("sha256:{}", "1".repeat(64))).unwrap()),
+        None
+    );
+}
+
 #[test]
 fn file_kinds_are_detected_from_the_path() {
     let cases = [

@@ -11,6 +11,7 @@ const FIXTURES: &[(&str, FileKind)] = &[
     ("chart/values.yaml", FileKind::Yaml),
     ("chart/templates/deployment.yaml", FileKind::HelmTemplate),
     ("manifests.yaml", FileKind::Yaml),
+    ("flux/releases.yaml", FileKind::Yaml),
     ("docker-compose.yml", FileKind::Compose),
     ("workflow.yml", FileKind::Workflow),
     ("action.yml", FileKind::Workflow),

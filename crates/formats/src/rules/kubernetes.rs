@@ -9,7 +9,7 @@
 use tagpin_reference::ImageReference;
 
 use super::{Map, Out, Rules, Seg, helm_values};
-use crate::Warning;
+use crate::{EditSite, Warning};
 
 /// The rules for the `yaml` and `helm-template` kinds: Kubernetes objects and Helm values.
 pub(crate) struct KubernetesAndHelm;
@@ -25,7 +25,17 @@ impl Rules for KubernetesAndHelm {
             // A schema (CRD openAPIV3Schema, JSON schema): property definitions, not values.
             return;
         }
+        let before = out.candidates.len();
         helm_values::split_map(map, out);
+        if let Some(values) = out.chart_values.as_ref().filter(|v| v.contains(map.path)) {
+            let reason = values.reason();
+            for candidate in &mut out.candidates[before..] {
+                candidate.found.site = EditSite::Unsupported {
+                    reason: reason.clone(),
+                };
+                candidate.target = None;
+            }
+        }
         images(map, out);
     }
 }
