@@ -1,6 +1,8 @@
 //! `tagpin pin --write` end to end for the places images live that issue 12 added (Dockerfile
-//! ARG defaults, GitLab CI, shell container commands, Kustomize `images:`, dev containers, …), against the real registry: each file before and after, with LF and with
-//! CRLF line endings, and a second run that changes nothing.
+//! ARG defaults, GitLab CI, shell container commands, Kustomize `images:`, dev containers,
+//! Flux `HelmRelease` values and `$imagepolicy` markers, `custom` patterns), against the real
+//! registry: each file before and after, with LF and with CRLF line endings, and a second run
+//! that changes nothing.
 
 use crate::context::TestContext;
 use crate::registry::{Flavour, Registry};
@@ -39,6 +41,11 @@ const FILES: &[(&str, &str, &str)] = &[
         ".devcontainer/devcontainer.json",
         "{\n\t// the toolbox\n\t\"image\": \"alpine:3.20\",\n\t\"features\": {},\n}\n",
         "{\n\t// the toolbox\n\t\"image\": \"alpine:3.20@<alpine:3.20>\",\n\t\"features\": {},\n}\n",
+    ),
+    (
+        "clusters/prod/redis.yaml",
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nspec:\n  chart: {spec: {chart: redis, version: 19.6.4}}\n  values:\n    image: {repository: redis, tag: \"7\"}\n    sidecar:\n      image: busybox:1.36\n    app:\n      image: alpine:3.20 # {\"$imagepolicy\": \"flux-system:app\"}\n",
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nspec:\n  chart: {spec: {chart: redis, version: 19.6.4}}\n  values:\n    image: {repository: redis, tag: \"7\"}\n    sidecar:\n      image: busybox:1.36@<busybox:1.36>\n    app:\n      image: alpine:3.20 # {\"$imagepolicy\": \"flux-system:app\"}\n",
     ),
 ];
 
