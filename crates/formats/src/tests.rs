@@ -1151,6 +1151,10 @@ fn shell_container_commands() {
             one(1, 13, Ignored, "a:1"),
         ),
         (
+            "if ! docker pull a:1; then exit 1; fi\n",
+            one(1, 18, Floating, "a:1"),
+        ),
+        (
             "kubectl run web --image nginx:1.27\n",
             one(1, 25, Floating, "nginx:1.27"),
         ),

@@ -10,7 +10,8 @@
 //! does not know (`docker --foo run …`).
 //!
 //! Before the CLI's name, `sudo` (with `-E`, `-u user`, …), `env`, `exec`, `command`, `time`,
-//! `nohup`, variable assignments (`DOCKER_HOST=… docker run`) and a recipe line's `@`, `-`,
+//! `nohup`, the keywords `if`, `then`, `else`, `elif`, `do`, `while`, `until`, `!`, variable
+//! assignments (`DOCKER_HOST=… docker run`) and a recipe line's `@`, `-`,
 //! `+` are skipped.
 
 use super::{Token, report, tokens};
@@ -258,7 +259,8 @@ fn command_start(command: &Words<'_>) -> usize {
                 }
                 continue;
             }
-            "" | "env" | "exec" | "command" | "time" | "nohup" => {}
+            "" | "env" | "exec" | "command" | "time" | "nohup" | "if" | "then" | "else"
+            | "elif" | "do" | "while" | "until" | "!" => {}
             _ if is_assignment(word) => {}
             _ => return index,
         }
