@@ -90,6 +90,8 @@ fn yamlish_line() -> impl Strategy<Value = String> {
             "# image: commented:1", "FROM alpine:3 AS build", "COPY --from=build /a /b",
             "kubectl run x --image=busybox:1", "image: heredoc:1", "", "  ",
             "docker run --rm \\", "  -e A=1 alpine:3 \\", "podman pull quay.io/a/b:1 # c",
+            "ARG BASE=alpine:3", "ARG TAG=\"1.36\"", "FROM ${BASE}", "FROM busybox:${TAG} AS t",
+            "COPY --from=$BASE /a /b", "LABEL v=$TAG",
         ]).prop_map(str::to_owned),
     ];
     shape

@@ -109,7 +109,13 @@ pub(crate) fn of_document(doc: Doc<'_>, root: u32) -> Option<ChartValues> {
         });
     }
     if kind == "Application" && api.starts_with("argoproj.io/") {
-        let chart = get(doc, &spec, "source").and_then(|source| {
+        // `spec.source`, or the first of `spec.sources` that names a chart.
+        let sources = get(doc, &spec, "source").into_iter().chain(
+            get(doc, &spec, "sources")
+                .map(|sources| doc.items(&sources))
+                .unwrap_or_default(),
+        );
+        let chart = sources.into_iter().find_map(|source| {
             named(
                 scalar(doc, &source, "chart"),
                 scalar(doc, &source, "targetRevision"),
