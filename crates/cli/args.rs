@@ -54,6 +54,11 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "SECONDS")]
     pub deadline: Option<NonZeroU64>,
 
+    /// The Helm command that renders charts to learn and prove values edits (default `helm`
+    /// on PATH); `none` renders nothing, and split maps in values are then not written.
+    #[arg(long, global = true, value_name = "COMMAND")]
+    pub helm: Option<String>,
+
     /// Say more on stderr (repeatable): `-v` names the config file, lists skipped files and
     /// what resolving cost; `-vv` logs every registry and GitHub request.
     #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]

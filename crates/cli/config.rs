@@ -41,9 +41,24 @@ pub struct Config {
     pub per_registry_concurrency: Option<NonZeroUsize>,
     /// Timeout of one registry request, in seconds.
     pub timeout_seconds: Option<NonZeroU64>,
+    /// The Helm command that renders charts; `none` renders nothing.
+    pub helm: Option<String>,
+    /// What to do with split image maps no rendering proves.
+    pub unproven_values: Option<UnprovenValues>,
     /// User-defined patterns: references in text files tagpin does not know.
     #[serde(default)]
     pub custom: Vec<Custom>,
+}
+
+/// What to do with a values split map whose edit no rendering of its chart proves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnprovenValues {
+    /// Report it, with the reason, and write nothing.
+    #[default]
+    Report,
+    /// Write it as its key names say (the digest into `digest:`, else after the tag).
+    KeyNames,
 }
 
 /// One `custom` entry: the files it reads and the pattern that finds references in them.
@@ -137,9 +152,13 @@ mod tests {
              insecure_registries: ['registry.lan:5000']\n\
              concurrency: 16\n\
              per_registry_concurrency: 4\n\
-             timeout_seconds: 10\n",
+             timeout_seconds: 10\n\
+             helm: /opt/helm/bin/helm\n\
+             unproven_values: key-names\n",
         )
         .unwrap();
+        assert_eq!(config.helm.as_deref(), Some("/opt/helm/bin/helm"));
+        assert_eq!(config.unproven_values, Some(UnprovenValues::KeyNames));
         assert_eq!(config.include, ["charts/**"]);
         assert_eq!(config.exclude, ["vendor"]);
         assert_eq!(config.ignore, ["ghcr.io/acme/*:dev"]);
@@ -173,7 +192,7 @@ mod tests {
         std::fs::write(&path, "exclude: [vendor]\nignroe: ['busybox']\n").unwrap();
         let error = Config::load(&path).unwrap_err();
         let rendered = format!("{error:#}").replace(&dir.path().display().to_string(), "<dir>");
-        insta::assert_snapshot!(rendered, @"invalid config file `<dir>/.tagpin.yaml`: unknown field `ignroe`, expected one of `include`, `exclude`, `ignore`, `mirrors`, `insecure_registries`, `concurrency`, `per_registry_concurrency`, `timeout_seconds`, `custom` at line 2 column 1");
+        insta::assert_snapshot!(rendered, @"invalid config file `<dir>/.tagpin.yaml`: unknown field `ignroe`, expected one of `include`, `exclude`, `ignore`, `mirrors`, `insecure_registries`, `concurrency`, `per_registry_concurrency`, `timeout_seconds`, `helm`, `unproven_values`, `custom` at line 2 column 1");
     }
 
     #[test]

@@ -231,6 +231,8 @@ mod tests {
             text: text.to_owned(),
             status,
             reference: ImageReference::parse(text).ok(),
+            resolve: None,
+            tag_source: None,
             site: EditSite::Inline,
             warnings: Vec::new(),
         }

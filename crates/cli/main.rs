@@ -9,6 +9,7 @@
 //! - 2: usage, config or fatal I/O error.
 
 mod args;
+mod charts;
 mod commands;
 mod config;
 mod filter;

@@ -12,6 +12,8 @@
 //! | per-registry concurrency | — | — | `per_registry_concurrency` | 8 |
 //! | request timeout | — | — | `timeout_seconds` | 30 |
 //! | deadline for resolving all tags | `--deadline SECONDS` | `TAGPIN_DEADLINE` | — | 300 |
+//! | Helm renderer for charts | `--helm COMMAND` | `TAGPIN_HELM` | `helm` | `helm` on PATH (`none`: no rendering) |
+//! | values maps no rendering proves | — | — | `unproven_values` | `report` (not written) |
 //! | insecure registries | — | — | `insecure_registries` | none |
 //! | include / exclude / ignore | — | — | `include`, `exclude`, `ignore` | none |
 //! | verbosity | `-v`, `-q` | — | — | normal |
@@ -40,7 +42,7 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 
 use crate::args::{ColorChoice, GlobalArgs, PrArgs};
-use crate::config::{self, Config, LoadedConfig};
+use crate::config::{self, Config, LoadedConfig, UnprovenValues};
 use crate::filter::{CustomRules, IgnorePatterns, PathFilter};
 use tagpin_registry::{Mirror, Secret};
 
@@ -56,6 +58,8 @@ pub mod env {
     pub const CONCURRENCY: &str = "TAGPIN_CONCURRENCY";
     /// Seconds resolving may take in all, like `--deadline`.
     pub const DEADLINE: &str = "TAGPIN_DEADLINE";
+    /// The Helm command that renders charts, like `--helm`.
+    pub const HELM: &str = "TAGPIN_HELM";
     /// <https://no-color.org>: when set and not empty, no color unless `--color` or
     /// `TAGPIN_COLOR` asks for it.
     pub const NO_COLOR: &str = "NO_COLOR";
@@ -217,6 +221,9 @@ pub struct Settings {
     pub timeout: Duration,
     /// The most resolving may take in all.
     pub deadline: Duration,
+    /// The Helm command that renders charts; `None`: no rendering.
+    pub helm: Option<String>,
+    pub unproven_values: UnprovenValues,
     /// `GITHUB_TOKEN` (or `GH_TOKEN`), sent to ghcr.io.
     pub github_token: Option<Secret>,
     pub color: ColorChoice,
@@ -362,6 +369,16 @@ impl Settings {
                     .map_or(DEFAULT_TIMEOUT_SECONDS, std::num::NonZeroU64::get),
             ),
             deadline: Duration::from_secs(deadline),
+            helm: Some(
+                flags
+                    .helm
+                    .clone()
+                    .or_else(|| non_empty(env, env::HELM))
+                    .or(config.helm)
+                    .unwrap_or_else(|| "helm".to_owned()),
+            )
+            .filter(|command| command != "none"),
+            unproven_values: config.unproven_values.unwrap_or_default(),
             github_token: non_empty(env, env::GITHUB_TOKEN)
                 .or_else(|| non_empty(env, env::GH_TOKEN))
                 .map(Secret::new),

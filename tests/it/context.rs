@@ -87,7 +87,8 @@ impl TestContext {
         self
     }
 
-    /// The binary, in the repository root, with nothing from the outer environment but `PATH`.
+    /// The binary, in the repository root, with nothing from the outer environment but `PATH`
+    /// (and no Helm).
     pub fn command<I, S>(&self, args: I) -> Command
     where
         I: IntoIterator<Item = S>,
@@ -100,6 +101,9 @@ impl TestContext {
             .env_clear()
             .env("HOME", self.home.path())
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            // No chart is rendered unless a test asks (`crate::charts`): a `helm` on the
+            // machine's PATH must not change what the other tests see.
+            .env("TAGPIN_HELM", "none")
             .stdin(Stdio::null());
         command
     }

@@ -3,12 +3,14 @@
 
 mod action;
 mod bad_input;
+mod charts;
 mod check;
 mod config;
 mod context;
 mod corpus;
 mod fixtures;
 mod generate;
+mod helm;
 mod kinds;
 mod pin;
 mod pr;

@@ -73,6 +73,8 @@ pub struct Collected {
     pub files_scanned: usize,
     pub errors: Vec<FileError>,
     pub skipped: Vec<Skipped>,
+    /// The values files decided by rendering their charts, for the proof of their edits.
+    pub charts: crate::charts::Charts,
 }
 
 /// Every PATH must exist: a missing one is a usage error (a typo), not a finding.
@@ -135,6 +137,8 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
         .errors
         .sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
     collected.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    collected.charts =
+        crate::charts::learn(&mut collected.files, settings, keep == Keep::Fingerprint);
     collected
 }
 
@@ -205,11 +209,21 @@ fn scan_file_with(
     };
     // The scanner's path rules look at parent directories: give it the whole path.
     let rules_path = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
-    let scanned = if kind == FileKind::Custom {
+    if kind != FileKind::Custom && is_chart_test(&rules_path) {
+        return Outcome::Skipped(Skipped {
+            path: display,
+            reason: "a helm-unittest test: its values are the test's expectations".to_owned(),
+        });
+    }
+    let mut scanned = if kind == FileKind::Custom {
         Ok(tagpin_formats::scan_custom(text, &patterns))
     } else {
         tagpin_formats::scan(&rules_path, kind, text)
     };
+    if scanned.is_err() && kind == FileKind::Yaml && in_chart_files(&rules_path, text) {
+        // A file a chart's templates read with `.Files.Get` and `tpl`: a template, not YAML.
+        scanned = tagpin_formats::scan(&rules_path, FileKind::HelmTemplate, text);
+    }
     match scanned {
         Ok(mut findings) => {
             settings.ignore.apply(&mut findings);
@@ -228,6 +242,32 @@ fn scan_file_with(
             message: describe_scan_error(&error, kind),
         }),
     }
+}
+
+/// Whether `path` is a helm-unittest suite: `tests/*_test.yaml` in a chart.
+fn is_chart_test(path: &Path) -> bool {
+    let named = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .is_some_and(|name| name.ends_with("_test.yaml") || name.ends_with("_test.yml"));
+    let tests = path
+        .parent()
+        .filter(|dir| dir.file_name().is_some_and(|n| n == "tests"));
+    named
+        && tests
+            .and_then(Path::parent)
+            .is_some_and(|chart| chart.join("Chart.yaml").is_file())
+}
+
+/// Whether `path` is a file with template actions somewhere inside a chart (not YAML until
+/// the chart renders it).
+fn in_chart_files(path: &Path, text: &str) -> bool {
+    text.contains("{{")
+        && path
+            .ancestors()
+            .skip(1)
+            .take(8)
+            .any(|dir| dir.join("Chart.yaml").is_file())
 }
 
 /// A scan error without the path, which the report shows beside it.

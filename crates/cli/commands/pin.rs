@@ -199,37 +199,23 @@ pub fn compute(
     progress: &dyn Progress,
 ) -> anyhow::Result<PinReport> {
     super::check_paths(paths)?;
-    let collected = super::collect(paths, settings, Keep::Fingerprint);
+    let mut collected = super::collect(paths, settings, Keep::Fingerprint);
+    let charts = std::mem::take(&mut collected.charts);
     let keys = plan::keys_to_resolve(&collected.files, refresh);
     let resolution = resolve::resolve(keys, settings, progress)?;
-    let plan = plan::plan(&collected.files, &resolution.digests, refresh);
+    let mut plan = plan::plan(&collected.files, &resolution.digests, refresh);
 
     let sources = collected
         .files
         .iter()
         .map(|file| (file.display.clone(), file.path.clone()))
         .collect();
-    let count = |change| plan.edits.iter().filter(|e| e.change == change).count();
-    let summary = PinSummary {
-        write: false,
-        files: collected.files_scanned,
-        references: collected.files.iter().map(|f| f.findings.len()).sum(),
-        pinned: count(Change::Pinned),
-        refreshed: count(Change::Refreshed),
-        unchanged: plan.unchanged,
-        unresolved: plan.unresolved.len(),
-        unsupported: plan.unsupported.len(),
-        skipped: plan.skipped,
-        warnings: plan.edits.iter().filter(|e| !e.warnings.is_empty()).count(),
-        files_changed: plan.rewrites.len(),
-        files_written: 0,
-        files_not_written: 0,
-    };
+    let references = collected.files.iter().map(|f| f.findings.len()).sum();
     let mut files: Vec<Option<super::ScannedFile>> =
         collected.files.into_iter().map(Some).collect();
-    let planned = plan
+    let planned: Vec<PlannedFile> = plan
         .rewrites
-        .into_iter()
+        .drain(..)
         .map(|rewrite| {
             let file = files[rewrite.file].take().expect("one rewrite per file");
             PlannedFile {
@@ -241,6 +227,23 @@ pub fn compute(
         })
         .collect();
     drop(files);
+    let planned = prove_charts(planned, &charts, &mut plan);
+    let count = |change| plan.edits.iter().filter(|e| e.change == change).count();
+    let summary = PinSummary {
+        write: false,
+        files: collected.files_scanned,
+        references,
+        pinned: count(Change::Pinned),
+        refreshed: count(Change::Refreshed),
+        unchanged: plan.unchanged,
+        unresolved: plan.unresolved.len(),
+        unsupported: plan.unsupported.len(),
+        skipped: plan.skipped,
+        warnings: plan.edits.iter().filter(|e| !e.warnings.is_empty()).count(),
+        files_changed: planned.len(),
+        files_written: 0,
+        files_not_written: 0,
+    };
     Ok(PinReport {
         edits: plan.edits,
         unresolved: plan.unresolved,
@@ -255,4 +258,58 @@ pub fn compute(
         planned,
         sources,
     })
+}
+
+/// Keeps the planned values files whose chart, rendered with the edits, proves them (see
+/// `crate::charts`). The edits of a file that fails are moved to `unsupported`, with why.
+fn prove_charts(
+    planned: Vec<PlannedFile>,
+    charts: &crate::charts::Charts,
+    plan: &mut plan::Plan,
+) -> Vec<PlannedFile> {
+    planned
+        .into_iter()
+        .filter(|file| {
+            let Some(values) = charts.get(&file.path) else {
+                return true;
+            };
+            let proof = file.rewrite().and_then(|(_, new_text)| {
+                let records: Vec<&EditRecord> =
+                    plan.edits.iter().filter(|e| e.path == file.path).collect();
+                let digests = records
+                    .iter()
+                    .map(|record| tagpin_reference::Digest::parse(&record.new_digest))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|error| error.to_string())?;
+                let pinned: Vec<_> = records
+                    .iter()
+                    .zip(&digests)
+                    .map(|(record, digest)| crate::charts::PinnedImage {
+                        line: record.line,
+                        column: record.column,
+                        name: &record.image,
+                        tag: &record.tag,
+                        digest,
+                    })
+                    .collect();
+                values.prove(&new_text, &pinned)
+            });
+            let Err(reason) = proof else {
+                return true;
+            };
+            let (refused, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut plan.edits)
+                .into_iter()
+                .partition(|e| e.path == file.path);
+            plan.edits = kept;
+            plan.unsupported
+                .extend(refused.into_iter().map(|e| Unsupported {
+                    path: e.path,
+                    line: e.line,
+                    column: e.column,
+                    text: e.text,
+                    reason: format!("not written: the chart does not prove the edit: {reason}"),
+                }));
+            false
+        })
+        .collect()
 }

@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use serde::Serialize;
-use tagpin_formats::{FileKind, Finding, Status, Warning};
+use tagpin_formats::chart::TagSource;
+use tagpin_formats::{EditSite, FileKind, Finding, Status, Warning};
 
 use super::{Collected, FileError, Skipped};
 use crate::settings::Settings;
@@ -39,6 +40,13 @@ pub struct ReferenceRow {
     pub tag: Option<String>,
     pub digest: Option<String>,
     pub warnings: Vec<WarningRow>,
+    /// For a chart's values: where the tag the chart renders comes from (`values`, or
+    /// `app-version` when the values leave it empty).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tag_source: Option<TagSource>,
+    /// Why `pin` cannot write a digest here, when it cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unwritable: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -80,6 +88,15 @@ impl ReferenceRow {
             }),
             digest: reference.and_then(|r| r.digest()).map(ToString::to_string),
             warnings: WarningRow::rows(&finding.warnings),
+            tag_source: finding.tag_source,
+            unwritable: match &finding.site {
+                EditSite::Unsupported { reason }
+                    if matches!(finding.status, Status::Floating | Status::Pinned) =>
+                {
+                    Some(reason.clone())
+                }
+                _ => None,
+            },
         }
     }
 }

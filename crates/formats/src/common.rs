@@ -226,6 +226,8 @@ impl<'a> Sink<'a> {
             reference: found.reference,
             site: found.site,
             warnings: found.warnings,
+            resolve: None,
+            tag_source: None,
         });
     }
 

@@ -112,7 +112,10 @@ fn parts(
         .map(|part| part.start)
         .collect();
     found.site = match (digest, tag) {
-        (Some(digest), _) => EditSite::SplitDigest { span: digest },
+        (Some(digest), _) => EditSite::SplitDigest {
+            span: digest,
+            bare: false,
+        },
         (None, Some(tag)) => EditSite::SplitTag {
             tag: text[tag.clone()].to_owned(),
             span: tag,

@@ -28,9 +28,10 @@ pub enum EditSite {
     /// The whole reference is written in one place, [`Finding::span`]: it is replaced by
     /// `name:tag@digest` in the user's spelling.
     Inline,
-    /// A Helm values split map with a `digest` key: `sha256:…` replaces the value inside its
-    /// quotes at `span` (an empty `""` included).
-    SplitDigest { span: Range<usize> },
+    /// A Helm values split map with a `digest` key: `sha256:…` (or, when `bare`, only the hex
+    /// digits: the chart's template adds `sha256:` itself) replaces the value inside its quotes
+    /// at `span` (an empty `""` included).
+    SplitDigest { span: Range<usize>, bare: bool },
     /// A Helm values split map without a `digest` key: the tag scalar's content at `span`,
     /// currently `tag` (as written, possibly with an old `@digest`), becomes `tag@digest`.
     SplitTag { span: Range<usize>, tag: String },
@@ -88,9 +89,19 @@ pub struct Finding {
     pub reference: Option<ImageReference>,
     pub site: EditSite,
     pub warnings: Vec<Warning>,
+    /// The reference to look the digest up for when it is not the one written: a chart
+    /// renders a values string with a registry of its own. `None`: the written one.
+    pub resolve: Option<ImageReference>,
+    /// For a chart's values, where the tag the chart renders comes from.
+    pub tag_source: Option<crate::chart::TagSource>,
 }
 
 impl Finding {
+    /// The reference whose tag is looked up: [`Finding::resolve`], or the one written.
+    pub fn lookup(&self) -> Option<&ImageReference> {
+        self.resolve.as_ref().or(self.reference.as_ref())
+    }
+
     /// The edit that writes `digest` into this reference, or `None` when the status is not
     /// `floating` or `pinned`, or the reference already carries that digest.
     pub fn edit(&self, digest: &Digest) -> Option<Edit> {
@@ -103,7 +114,10 @@ impl Finding {
         }
         let (span, replacement) = match &self.site {
             EditSite::Inline => (self.span.clone(), reference.pinned_text(digest)),
-            EditSite::SplitDigest { span } => (span.clone(), digest.to_string()),
+            EditSite::SplitDigest { span, bare: false } => (span.clone(), digest.to_string()),
+            EditSite::SplitDigest { span, bare: true } => {
+                (span.clone(), digest.encoded().to_owned())
+            }
             EditSite::SplitTag { span, tag } => {
                 let bare = tag.split_once('@').map_or(tag.as_str(), |(tag, _)| tag);
                 (span.clone(), format!("{bare}@{digest}"))

@@ -26,6 +26,7 @@
 //! );
 //! ```
 
+pub mod chart;
 mod common;
 mod custom;
 mod devcontainer;

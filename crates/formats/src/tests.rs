@@ -142,7 +142,13 @@ fn yaml_table() {
 fn yaml_sites_and_lint() {
     let text = "image:\n  repository: n\n  tag: v1\n  digest: ''\n";
     let findings = scan(Path::new("v"), FileKind::Yaml, text).unwrap();
-    assert_eq!(findings[0].site, EditSite::SplitDigest { span: 44..44 });
+    assert_eq!(
+        findings[0].site,
+        EditSite::SplitDigest {
+            span: 44..44,
+            bare: false
+        }
+    );
     let text = "image:\n  repository: n\n  tag: v1\n";
     let findings = scan(Path::new("v"), FileKind::Yaml, text).unwrap();
     assert_eq!(

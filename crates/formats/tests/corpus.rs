@@ -104,7 +104,7 @@ fn cozystack() {
     let (text, findings) = scan_file(&root, "packages/system/cilium/values.yaml");
     let cilium = at(&findings, 25);
     assert_eq!(cilium.status, Status::Pinned);
-    let EditSite::SplitDigest { span } = &cilium.site else {
+    let EditSite::SplitDigest { span, .. } = &cilium.site else {
         panic!("{cilium:?}");
     };
     assert!(text[span.clone()].starts_with("sha256:136a7dff"));

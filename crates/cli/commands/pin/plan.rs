@@ -91,11 +91,15 @@ pub struct Plan {
     pub skipped: BTreeMap<Status, usize>,
 }
 
-/// Whether `pin` looks this finding up: floating ones always, pinned ones unless told not to.
+/// Whether `pin` looks this finding up: floating ones always, pinned ones unless told not to;
+/// never one that cannot be written (a lookup would cost a request for nothing).
 fn wants_lookup(finding: &Finding, refresh: bool) -> Option<&ImageReference> {
+    if matches!(finding.site, EditSite::Unsupported { .. }) {
+        return None;
+    }
     match finding.status {
-        Status::Floating => finding.reference.as_ref(),
-        Status::Pinned if refresh => finding.reference.as_ref(),
+        Status::Floating => finding.lookup(),
+        Status::Pinned if refresh => finding.lookup(),
         _ => None,
     }
 }
@@ -124,7 +128,21 @@ pub fn plan(
         let mut edits = Vec::new();
         for finding in &file.findings {
             let Some(reference) = wants_lookup(finding, refresh) else {
-                *plan.skipped.entry(finding.status).or_default() += 1;
+                match &finding.site {
+                    EditSite::Unsupported { reason }
+                        if finding.status == Status::Floating
+                            || (refresh && finding.status == Status::Pinned) =>
+                    {
+                        plan.unsupported.push(Unsupported {
+                            path: file.display.clone(),
+                            line: finding.line,
+                            column: finding.column,
+                            text: finding.text.clone(),
+                            reason: reason.clone(),
+                        });
+                    }
+                    _ => *plan.skipped.entry(finding.status).or_default() += 1,
+                }
                 continue;
             };
             let key = reference.tag_key();

@@ -79,8 +79,13 @@ fn split(map: &Map<'_, '_>, out: &mut Out<'_>, gpu_style: bool) {
         full.push(':');
         full.push_str(tag);
     }
+    let bare = digest_text.is_some_and(is_bare_hex);
     if let Some(digest) = digest_text {
         full.push('@');
+        // 64 hex digits alone: a template that writes `@sha256:{{ .digest }}`.
+        if bare {
+            full.push_str("sha256:");
+        }
         full.push_str(digest);
     }
     let scalars = [
@@ -105,9 +110,14 @@ fn split(map: &Map<'_, '_>, out: &mut Out<'_>, gpu_style: bool) {
     };
     let mut found = found;
     found.also_lines = scalars.iter().flatten().map(|s| s.span.start).collect();
-    let (site, target) = site(out, decoded, tag.as_ref(), digest.as_ref());
+    let (site, target) = site(out, decoded, tag.as_ref(), digest.as_ref(), bare);
     found.site = site;
     out.push(found, target);
+}
+
+/// Whether a digest value is a SHA-256 digest's hex digits without the algorithm.
+fn is_bare_hex(digest: &str) -> bool {
+    digest.len() == 64 && digest.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// Where the digest goes, and the scalar that edit rewrites.
@@ -116,6 +126,7 @@ fn site(
     decoded: bool,
     tag: Option<&ScalarAt<'_>>,
     digest: Option<&ScalarAt<'_>>,
+    bare: bool,
 ) -> (EditSite, Option<At>) {
     if decoded {
         let reason = UNSUPPORTED_ESCAPES.to_owned();
@@ -124,6 +135,7 @@ fn site(
     if let Some(digest) = digest.filter(|d| d.style != Style::Plain || !d.span.is_empty()) {
         let site = EditSite::SplitDigest {
             span: digest.span.clone(),
+            bare,
         };
         return (site, Some(digest.at.clone()));
     }

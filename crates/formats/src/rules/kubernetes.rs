@@ -21,8 +21,9 @@ impl Rules for KubernetesAndHelm {
             .entries
             .iter()
             .any(|e| is_image_key(e.key) || e.key == "repository");
-        if !interesting || map.parent() == Some("properties") {
-            // A schema (CRD openAPIV3Schema, JSON schema): property definitions, not values.
+        if !interesting || map.parent() == Some("properties") || in_schema(map) {
+            // A schema (CRD openAPIV3Schema, JSON schema): property definitions and their
+            // `default:` and `example:` values, not images anything runs.
             return;
         }
         let before = out.candidates.len();
@@ -47,8 +48,33 @@ pub(crate) fn is_image_key(key: &str) -> bool {
     key.ends_with("image") || key.ends_with("Image")
 }
 
+/// Whether `map` is inside a CRD's schema.
+fn in_schema(map: &Map<'_, '_>) -> bool {
+    map.path
+        .iter()
+        .any(|seg| matches!(seg, Seg::Key("openAPIV3Schema" | "openAPIV2Schema")))
+}
+
+/// Whether the `image` scalar of `map` names only part of a split spec. A `version` beside
+/// an `image` that is a whole reference (a `/` or a `:` in it) is a custom resource's version
+/// field (Prometheus, Alertmanager), not its tag.
+fn names_a_part(map: &Map<'_, '_>, out: &Out<'_>) -> bool {
+    if SPLIT_KEYS
+        .iter()
+        .filter(|key| **key != "version")
+        .any(|key| map.has(key))
+    {
+        return true;
+    }
+    map.has("version")
+        && map
+            .scalar("image")
+            .and_then(|image| out.text.get(image.span))
+            .is_none_or(|image| !image.contains(['/', ':']))
+}
+
 fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
-    if SPLIT_KEYS.iter().any(|key| map.has(key)) {
+    if names_a_part(map, out) {
         return;
     }
     let in_container_list = is_container(map.path);

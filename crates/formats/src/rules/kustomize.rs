@@ -102,6 +102,7 @@ fn image_entry(map: &Map<'_, '_>, out: &mut Out<'_>) {
             target = Some(digest.at.clone());
             EditSite::SplitDigest {
                 span: digest.span.clone(),
+                bare: false,
             }
         } else if let (Some(tag), Some(tag_text)) = (&new_tag, tag_text)
             && tag_text.contains('@')

@@ -16,7 +16,7 @@ mod helm_values;
 pub(crate) mod insert;
 mod kubernetes;
 mod kustomize;
-mod walk;
+pub(crate) mod walk;
 mod workflow;
 
 use std::collections::HashMap;
@@ -27,6 +27,7 @@ use crate::common::{FLUX_MANAGED, Found, Sink, has_flux_marker, line_of};
 use crate::yaml::Tree;
 use crate::yaml::tree::{NodeId, Style};
 use crate::{EditSite, Error, FileKind, Status};
+pub(crate) use kubernetes::is_image_key;
 pub(crate) use walk::{At, Doc, Entry, ScalarAt, Seg};
 use walk::{Limit, Use, Visitor};
 

@@ -215,3 +215,62 @@ fn a_recursive_alias_is_an_error() {
         "deep.yaml:1:8: the alias refers to a node that contains it (a recursive structure)"
     );
 }
+
+#[test]
+fn crd_schema_defaults_are_not_references() {
+    let crd = "\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+spec:
+  versions:
+  - name: v1
+    schema:
+      openAPIV3Schema:
+        properties:
+          spec:
+            properties:
+              proxy:
+                default:
+                  image: registry.k8s.io/kas-network-proxy/proxy-server:latest
+                type: object
+";
+    assert_eq!(shapes(FileKind::Yaml, crd), []);
+    // The same object outside a schema is one.
+    let object =
+        "spec:\n  proxy:\n    image: registry.k8s.io/kas-network-proxy/proxy-server:latest\n";
+    assert_eq!(shapes(FileKind::Yaml, object).len(), 1);
+}
+
+#[test]
+fn a_whole_image_beside_version_is_a_custom_resources_reference() {
+    use Status::Floating;
+    let prometheus = "\
+kind: Prometheus
+spec:
+  image: quay.io/prometheus/prometheus:v2.54.1
+  version: v2.54.1
+";
+    assert_eq!(
+        shapes(FileKind::Yaml, prometheus),
+        [(
+            3,
+            10,
+            Floating,
+            "quay.io/prometheus/prometheus:v2.54.1".to_owned()
+        )]
+    );
+    // Only the image is written: the version stays a version.
+    assert!(pinned(FileKind::Yaml, prometheus).contains("\n  version: v2.54.1\n"));
+    // A bare name beside `version` is still the name part of a split spec.
+    let split =
+        "operator:\n  repository: nvcr.io/nvidia\n  image: gpu-operator\n  version: v24.6.0\n";
+    assert_eq!(
+        shapes(FileKind::Yaml, split),
+        [(
+            2,
+            15,
+            Floating,
+            "nvcr.io/nvidia/gpu-operator:v24.6.0".to_owned()
+        )]
+    );
+}

@@ -1,0 +1,406 @@
+//! Chart-aware values: a values file in a chart is decided by rendering the chart, and its
+//! edits are written only when a rendering with them proves they change nothing but the
+//! images they pin (`tagpin_formats::chart` has the decision table).
+//!
+//! A values file is one named `values*.yaml` (or `*values*.yml`, or any YAML in a chart's
+//! `ci/` directory, chart-testing's values). Its chart is the nearest directory above it with a
+//! `Chart.yaml` (a vendored subchart's values belong to the subchart). Without a chart, without
+//! Helm, or when the chart does not render, no rendering proves an edit of a split map: by
+//! default it is reported with the reason and not written (`unproven_values: key-names` writes
+//! it by its key names). Strings written whole are pinned as for any YAML.
+
+mod helm;
+mod renderer;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use tagpin_formats::chart::{self, Expected, Render, Rendered, Renderings};
+use tagpin_formats::{EditSite, Finding};
+
+pub use helm::Helm;
+use renderer::Renderer;
+
+use crate::commands::ScannedFile;
+use crate::config::UnprovenValues;
+use crate::settings::Settings;
+
+/// What the proof of a values file's edits needs, by the file's shown path.
+pub type Charts = BTreeMap<String, ChartValues>;
+
+/// A values file decided by rendering its chart.
+#[derive(Debug)]
+pub struct ChartValues {
+    renderer: Renderer,
+    /// The candidates' key paths, which the static reading follows.
+    paths: Vec<Vec<String>>,
+    chart: PathBuf,
+    /// The overrides of the original rendering (`enabled` flags on the candidates' paths).
+    flags: String,
+    original: Rendered,
+    /// The original values rendered a second time: what differs is the chart's randomness.
+    again: Rendered,
+    /// `(line, column)` of the findings the renderings decided, and of those whose chart
+    /// drops the tag when a digest is set.
+    decided: BTreeSet<(usize, usize)>,
+    drops_tag: BTreeSet<(usize, usize)>,
+}
+
+/// Decides the values files among `files` by rendering their charts, in parallel. With
+/// `prove` (`pin`), also renders what the proof of the edits needs, and returns it for each
+/// file it decided.
+pub fn learn(files: &mut [ScannedFile], settings: &Settings, prove: bool) -> Charts {
+    let helm = settings.helm.as_deref().and_then(Helm::find);
+    let jobs: Vec<&mut ScannedFile> = files
+        .iter_mut()
+        .filter(|file| is_values_file(&file.path) && has_split_maps(&file.findings))
+        .collect();
+    if jobs.is_empty() {
+        return Charts::new();
+    }
+    let workers = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(jobs.len());
+    let queue = Mutex::new(jobs.into_iter());
+    let charts = Mutex::new(Charts::new());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let Some(file) = queue.lock().expect("no panics holding the lock").next()
+                    else {
+                        break;
+                    };
+                    if let Some(values) = learn_file(file, helm.as_ref(), settings, prove) {
+                        charts
+                            .lock()
+                            .expect("no panics holding the lock")
+                            .insert(file.display.clone(), values);
+                    }
+                }
+            });
+        }
+    });
+    charts.into_inner().expect("no panics holding the lock")
+}
+
+/// Decides one values file, or leaves its split maps unproven with the reason. Without Helm,
+/// or when Helm cannot render the chart, tagpin's own reading of the templates decides.
+fn learn_file(
+    file: &mut ScannedFile,
+    helm: Option<&Helm>,
+    settings: &Settings,
+    prove: bool,
+) -> Option<ChartValues> {
+    let unproven = |file: &mut ScannedFile, reason: &str| {
+        if settings.unproven_values == UnprovenValues::Report {
+            leave_split_maps(&mut file.findings, reason);
+        }
+    };
+    let Some(chart) = chart_root(&file.path) else {
+        unproven(
+            file,
+            "not proven: the chart these values are for is not in this repository, so how \
+             its templates use the map is unknown",
+        );
+        return None;
+    };
+    let helm_failed = match helm {
+        Some(helm) => {
+            match render_and_decide(file, &chart, &Renderer::Helm(helm.clone()), None, prove) {
+                Ok(values) => return Some(values),
+                Err(reason) => Some(reason),
+            }
+        }
+        None => None,
+    };
+    let fallback = renderer::StaticChart::read(&chart).and_then(|read| {
+        render_and_decide(
+            file,
+            &chart,
+            &Renderer::Static(read.into()),
+            helm_failed.as_deref(),
+            prove,
+        )
+    });
+    match fallback {
+        Ok(values) => Some(values),
+        Err(reason) => {
+            let reason = match helm_failed {
+                Some(helm) => format!("not proven: with Helm {helm}; without Helm, {reason}"),
+                None => format!("not proven: {reason}"),
+            };
+            unproven(file, &reason);
+            None
+        }
+    }
+}
+
+/// `helm_failed` is why Helm could not render the chart, when the static reading is the
+/// fallback: the reasons it gives say so.
+fn render_and_decide(
+    file: &mut ScannedFile,
+    chart: &Path,
+    renderer: &Renderer,
+    helm_failed: Option<&str>,
+    prove: bool,
+) -> Result<ChartValues, String> {
+    let text = std::fs::read_to_string(&file.path)
+        .map_err(|error| format!("cannot read the values again: {error}"))?;
+    if file
+        .fingerprint
+        .is_some_and(|scanned| scanned != crate::commands::fingerprint(&text))
+    {
+        return Err("the values file changed while tagpin read it".to_owned());
+    }
+    let mut images = chart::values_images(&file.path, &text).map_err(|error| error.to_string())?;
+    let own_values = file.path.parent() == Some(chart)
+        && file
+            .path
+            .file_name()
+            .is_some_and(|name| name == "values.yaml");
+    // The chart's own values.yaml Helm reads anyway; another is given to it.
+    let overlay = (!own_values).then(|| file.path.clone());
+    let values: Vec<&Path> = overlay.iter().map(PathBuf::as_path).collect();
+    let paths: Vec<Vec<String>> = images.candidates.iter().map(|c| c.path.clone()).collect();
+    let mut blocked = Vec::new();
+    let mut render = |images: &chart::ValuesImages, which: Render| -> Result<Rendered, String> {
+        let output = renderer
+            .render(chart, &values, &chart::overrides(images, which), &paths)
+            .map_err(|error| format!("the chart does not render ({error})"))?;
+        blocked = output.blocked;
+        Ok(Rendered::parse(&output.text))
+    };
+    // With every `enabled` flag on the candidates' paths on, more of the chart shows; a chart
+    // may refuse one (a feature that needs values of its own): then each flag is tried alone
+    // and those the chart accepts are kept. What the others keep off is not rendered.
+    let sentinels = match render(&images, Render::Sentinels) {
+        Ok(sentinels) => sentinels,
+        Err(_) if !images.disabled.is_empty() => {
+            let flags = std::mem::take(&mut images.disabled);
+            let accepted: Vec<_> = flags
+                .into_iter()
+                .filter(|flag| {
+                    let alone = chart::ValuesImages {
+                        candidates: images.candidates.clone(),
+                        disabled: vec![flag.clone()],
+                    };
+                    render(&alone, Render::Sentinels).is_ok()
+                })
+                .collect();
+            images.disabled = accepted;
+            render(&images, Render::Sentinels)?
+        }
+        Err(error) => return Err(error),
+    };
+    let renderings = Renderings {
+        sentinels,
+        names: render(&images, Render::Names)?,
+        undigested: render(&images, Render::Undigested)?,
+    };
+    // The original values rendered twice, for the proof only (`pin`).
+    let (original, again) = if prove {
+        (
+            render(&images, Render::Original)?,
+            render(&images, Render::Original)?,
+        )
+    } else {
+        (Rendered::default(), Rendered::default())
+    };
+    let mut decisions = chart::decide(&images, &renderings, app_version(chart).as_deref());
+    for (i, reason) in blocked {
+        if let Some(decision) = decisions.get_mut(i) {
+            let reason = match helm_failed {
+                Some(helm) => format!(
+                    "not proven: with Helm {helm}; {}",
+                    reason.strip_prefix("not proven: ").unwrap_or(&reason)
+                ),
+                None => reason,
+            };
+            decision.rendered = None;
+            decision.site = EditSite::Unsupported { reason };
+        }
+    }
+    chart::apply(&mut file.findings, &decisions);
+    let at = |span: &std::ops::Range<usize>| {
+        file.findings
+            .iter()
+            .find(|finding| finding.span == *span)
+            .map(|finding| (finding.line, finding.column))
+    };
+    let decided = decisions.iter().filter_map(|d| at(&d.span)).collect();
+    let drops_tag = decisions
+        .iter()
+        .filter(|d| d.drops_tag)
+        .filter_map(|d| at(&d.span))
+        .collect();
+    Ok(ChartValues {
+        renderer: renderer.clone(),
+        paths,
+        chart: chart.to_owned(),
+        flags: chart::overrides(&images, Render::Original),
+        original,
+        again,
+        decided,
+        drops_tag,
+    })
+}
+
+/// One edit of a values file, as the proof needs it.
+pub struct PinnedImage<'a> {
+    pub line: usize,
+    pub column: usize,
+    /// The name and tag the chart renders (as the lookup was made).
+    pub name: &'a str,
+    pub tag: &'a str,
+    pub digest: &'a tagpin_reference::Digest,
+}
+
+impl ChartValues {
+    /// Renders the chart with the edited values `new_text` and checks that it differs from
+    /// the original rendering only in `pinned`. The error says why not.
+    pub fn prove(&self, new_text: &str, pinned: &[PinnedImage<'_>]) -> Result<(), String> {
+        let dir = tempfile::tempdir()
+            .map_err(|error| format!("cannot create a temporary directory: {error}"))?;
+        let edited = dir.path().join("values.yaml");
+        std::fs::write(&edited, new_text)
+            .map_err(|error| format!("cannot write the edited values: {error}"))?;
+        // The edited copy replaces the overlay; over the chart's own values it is laid on top,
+        // which is the same: the edits change scalars and add keys, they remove none.
+        let after = self
+            .renderer
+            .render(&self.chart, &[edited.as_path()], &self.flags, &self.paths)
+            .map(|output| Rendered::parse(&output.text))
+            .map_err(|error| format!("the chart does not render with the digests ({error})"))?;
+        let expected: Vec<Expected> = pinned
+            .iter()
+            .map(|image| {
+                let at = (image.line, image.column);
+                Expected {
+                    name: image.name.to_owned(),
+                    tag: (!self.drops_tag.contains(&at)).then(|| image.tag.to_owned()),
+                    digest: image.digest.clone(),
+                    required: self.decided.contains(&at),
+                }
+            })
+            .collect();
+        chart::prove(&self.original, &self.again, &after, &expected)
+    }
+}
+
+/// Whether `path` is named as a values file.
+fn is_values_file(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
+        return false;
+    };
+    let yaml = path
+        .extension()
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("yaml") || ext.eq_ignore_ascii_case("yml"));
+    let in_ci = path
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|dir| dir == "ci")
+        && path
+            .parent()
+            .and_then(Path::parent)
+            .is_some_and(|chart| chart.join("Chart.yaml").is_file());
+    yaml && (name.contains("values") || in_ci)
+}
+
+/// Whether the key-name rules saw a split map in `findings`.
+fn has_split_maps(findings: &[Finding]) -> bool {
+    findings
+        .iter()
+        .any(|finding| is_split(&finding.site) || finding.reference.is_none())
+}
+
+fn is_split(site: &EditSite) -> bool {
+    matches!(
+        site,
+        EditSite::SplitTag { .. } | EditSite::SplitDigest { .. } | EditSite::InsertKey { .. }
+    )
+}
+
+/// Makes every split map in `findings` unwritable, with `reason`.
+fn leave_split_maps(findings: &mut [Finding], reason: &str) {
+    for finding in findings
+        .iter_mut()
+        .filter(|finding| is_split(&finding.site))
+    {
+        finding.site = EditSite::Unsupported {
+            reason: reason.to_owned(),
+        };
+    }
+}
+
+/// The nearest directory above `path` with a `Chart.yaml`, not past a repository's root.
+fn chart_root(path: &Path) -> Option<PathBuf> {
+    let absolute = std::path::absolute(path).ok()?;
+    for dir in absolute.ancestors().skip(1) {
+        if dir.join("Chart.yaml").is_file() {
+            return Some(dir.to_owned());
+        }
+        if dir.join(".git").exists() {
+            break;
+        }
+    }
+    None
+}
+
+/// The chart's `appVersion`, read from the top-level key of its `Chart.yaml`.
+fn app_version(chart: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(chart.join("Chart.yaml")).ok()?;
+    let line = text
+        .lines()
+        .find_map(|line| line.strip_prefix("appVersion:"))?;
+    let value = line.split(" #").next()?.trim();
+    let value = value.trim_matches(|c| c == '"' || c == '\'');
+    (!value.is_empty()).then(|| value.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_files_are_known_by_name() {
+        for (path, expected) in [
+            ("chart/values.yaml", true),
+            ("chart/values-prod.yml", true),
+            ("env/prod.values.yaml", true),
+            ("chart/templates/deployment.yaml", false),
+            ("chart/Chart.yaml", false),
+            ("values.json", false),
+        ] {
+            assert_eq!(is_values_file(Path::new(path)), expected, "{path}");
+        }
+    }
+
+    #[test]
+    fn the_chart_is_the_nearest_directory_with_a_chart_yaml() {
+        let dir = tempfile::tempdir().unwrap();
+        let umbrella = dir.path().join("umbrella");
+        let sub = umbrella.join("charts/sub");
+        std::fs::create_dir_all(sub.join("ci")).unwrap();
+        std::fs::write(
+            umbrella.join("Chart.yaml"),
+            "name: umbrella\nappVersion: \"1.2.3\" # x\n",
+        )
+        .unwrap();
+        std::fs::write(sub.join("Chart.yaml"), "name: sub\n").unwrap();
+        assert_eq!(
+            chart_root(&umbrella.join("values.yaml")),
+            Some(umbrella.clone())
+        );
+        assert_eq!(chart_root(&sub.join("values.yaml")), Some(sub.clone()));
+        assert_eq!(
+            chart_root(&sub.join("ci/test-values.yaml")),
+            Some(sub.clone())
+        );
+        assert!(is_values_file(&sub.join("ci/test.yaml")));
+        assert_eq!(chart_root(&dir.path().join("values.yaml")), None);
+        assert_eq!(app_version(&umbrella).as_deref(), Some("1.2.3"));
+        assert_eq!(app_version(&sub), None);
+    }
+}

@@ -1,0 +1,220 @@
+//! The image values of a chart's values file: maps that give an image in parts (split maps)
+//! and single strings under image keys, each with its path from the values root.
+//!
+//! The net is wider than the key-name rules of [`crate::rules`]: any mapping with a
+//! `repository`, or a `registry` and an `image`, is a candidate, wherever it sits, because the
+//! chart's rendering decides what it is. Candidates inside lists are left out: a values
+//! override cannot set one item of a list.
+
+use std::collections::HashSet;
+use std::ops::Range;
+use std::path::Path;
+
+use crate::rules::walk::{self, Visitor};
+use crate::rules::{At, Doc, Entry, ScalarAt, Seg};
+use crate::yaml::tree::Style;
+use crate::yaml::{self, Mode};
+use crate::{Error, common};
+
+/// One part of a split map, as written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Part {
+    /// The key it sits under (`tag`, `version`, `digest`, `sha`, …).
+    pub key: String,
+    /// Its bytes in the values file (inside quotes).
+    pub span: Range<usize>,
+    /// Its source text (the value, unless `decoded`).
+    pub text: String,
+    /// Written plain (not quoted).
+    pub plain: bool,
+    /// The value differs from the source (escapes, folding): tagpin does not rewrite it.
+    pub decoded: bool,
+}
+
+impl Part {
+    /// Empty, `~` or `null`: no value.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty() || (self.plain && matches!(self.text.as_str(), "~" | "null"))
+    }
+}
+
+/// How a candidate gives its image.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "a values file has tens of candidates, and most are split maps"
+)]
+pub enum Shape {
+    /// A mapping of parts.
+    Split {
+        registry: Option<Part>,
+        /// The repository (`repository`), or the name where a map has `registry` and `image`.
+        name: Part,
+        /// The last path component where the name is split again (gpu-operator's `image`).
+        image: Option<Part>,
+        /// `tag`, or `version` when there is no `tag`.
+        tag: Option<Part>,
+        /// `digest`, or `sha`.
+        digest: Option<Part>,
+    },
+    /// A single string under an image key.
+    Inline(Part),
+}
+
+/// An image value of a values file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    /// The keys from the values root to the map (or to the string).
+    pub path: Vec<String>,
+    pub shape: Shape,
+    /// The span of tagpin's finding for it: the name scalar, or the string.
+    pub span: Range<usize>,
+}
+
+impl Candidate {
+    /// The path as `a.b.image`.
+    pub fn dotted(&self) -> String {
+        self.path.join(".")
+    }
+}
+
+/// A values file's image candidates, and the mappings (by path) that hold `enabled: false`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ValuesImages {
+    pub candidates: Vec<Candidate>,
+    pub disabled: Vec<Vec<String>>,
+}
+
+/// Reads the values file `text` (at `path`, for errors).
+pub fn values_images(path: &Path, text: &str) -> Result<ValuesImages, Error> {
+    let tree = yaml::read(path, text, Mode::Strict)?;
+    let doc = Doc {
+        tree: &tree,
+        structure: text,
+    };
+    let aliased = walk::aliased(&tree);
+    let mut visitor = Collect {
+        text,
+        found: ValuesImages::default(),
+        seen: HashSet::new(),
+    };
+    // A values file is one document; a second one is not read by Helm.
+    if let Some(Some(root)) = tree.documents.first() {
+        walk::walk(doc, *root, &aliased, &mut visitor).map_err(|_| Error::Limit {
+            path: path.to_path_buf(),
+            line: 1,
+            column: 1,
+            message: "aliases expand the values past what tagpin follows".to_owned(),
+        })?;
+    }
+    Ok(visitor.found)
+}
+
+struct Collect<'s> {
+    text: &'s str,
+    found: ValuesImages,
+    /// Spans already taken (a node reached twice through an alias is one candidate).
+    seen: HashSet<(usize, usize)>,
+}
+
+fn keys(path: &[Seg<'_>]) -> Option<Vec<String>> {
+    path.iter()
+        .map(|seg| match seg {
+            Seg::Key(key) => Some((*key).to_owned()),
+            Seg::Item(_) => None,
+        })
+        .collect()
+}
+
+impl<'t> Visitor<'t> for Collect<'_> {
+    fn mapping(
+        &mut self,
+        doc: Doc<'t>,
+        _at: &At,
+        path: &[Seg<'t>],
+        entries: &[Entry<'t>],
+        _shared: bool,
+    ) {
+        let Some(path) = keys(path) else {
+            return;
+        };
+        let scalar = |key: &str| {
+            entries
+                .iter()
+                .find(|e| e.key == key)
+                .and_then(|e| doc.scalar(&e.value))
+        };
+        if scalar("enabled").is_some_and(|s| s.style == Style::Plain && s.value == "false") {
+            self.found.disabled.push(path.clone());
+        }
+        if let Some(shape) = split_shape(self.text, &scalar) {
+            let span = match &shape {
+                Shape::Split { name, .. } | Shape::Inline(name) => name.span.clone(),
+            };
+            if self.seen.insert((span.start, span.end)) {
+                self.found.candidates.push(Candidate { path, shape, span });
+            }
+            return;
+        }
+        for entry in entries {
+            if !crate::rules::is_image_key(entry.key) {
+                continue;
+            }
+            let Some(value) = doc.scalar(&entry.value) else {
+                continue;
+            };
+            let Some(part) = part(self.text, entry.key, &value) else {
+                continue;
+            };
+            let inline = !part.is_empty()
+                && !common::is_templated(&part.text)
+                && common::classify(&part.text).is_some();
+            if inline && self.seen.insert((part.span.start, part.span.end)) {
+                let mut path = path.clone();
+                path.push(entry.key.to_owned());
+                self.found.candidates.push(Candidate {
+                    path,
+                    span: part.span.clone(),
+                    shape: Shape::Inline(part),
+                });
+            }
+        }
+    }
+}
+
+fn part(text: &str, key: &str, scalar: &ScalarAt<'_>) -> Option<Part> {
+    if matches!(scalar.style, Style::Literal | Style::Folded) {
+        return None;
+    }
+    Some(Part {
+        key: key.to_owned(),
+        span: scalar.span.clone(),
+        text: text.get(scalar.span.clone())?.to_owned(),
+        plain: scalar.style == Style::Plain,
+        decoded: scalar.decoded,
+    })
+}
+
+/// The split map a mapping is, by its keys: a `repository` (with `registry`, `image`, `tag`,
+/// `version`, `digest`, `sha` beside it), or a `registry` with an `image` (ingress-nginx).
+fn split_shape<'t>(text: &str, scalar: &dyn Fn(&str) -> Option<ScalarAt<'t>>) -> Option<Shape> {
+    let get = |key: &str| scalar(key).and_then(|s| part(text, key, &s));
+    let repository = get("repository");
+    let image = get("image");
+    let registry = get("registry");
+    let (name, image) = match (repository, image) {
+        (Some(repository), image) => (repository, image),
+        (None, Some(image)) if registry.is_some() => (image, None),
+        _ => return None,
+    };
+    if name.is_empty() || name.decoded {
+        return None;
+    }
+    Some(Shape::Split {
+        registry,
+        name,
+        image,
+        tag: get("tag").or_else(|| get("version")),
+        digest: get("digest").or_else(|| get("sha")),
+    })
+}

@@ -1,0 +1,379 @@
+//! From three renderings of a chart, what each values candidate becomes and what tagpin may
+//! write for it (the decision table of the chart-aware rules).
+//!
+//! | what the renderings show | the edit |
+//! |---|---|
+//! | the map is not rendered as an image | none: "not rendered as an image" |
+//! | its digest key renders (`@sha256:<value>` or `@sha256:sha256:<value>`) | the digest into that key, in the form the template needs (`sha256:<hex>` or `<hex>`) |
+//! | no digest key renders, the tag is written and builds nothing but the image | `@sha256:…` appended to the tag |
+//! | no digest key renders, the tag comes from the chart (`appVersion`) | none |
+//! | no digest key renders, the tag also feeds something else (a label, `version:`) | none, naming where |
+//! | a string under an image key, used only as the image | `@sha256:…` appended to it |
+
+use std::ops::Range;
+
+use tagpin_reference::ImageReference;
+
+use super::candidates::{Candidate, Part, Shape, ValuesImages};
+use super::rendered::{Image, Rendered, Run};
+use super::sentinel;
+use crate::EditSite;
+
+/// The three renderings [`decide`] reads (see [`sentinel::Render`]).
+#[derive(Clone, Debug, Default)]
+pub struct Renderings {
+    pub sentinels: Rendered,
+    pub names: Rendered,
+    pub undigested: Rendered,
+}
+
+/// Where the tag a chart renders for a map comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TagSource {
+    /// Written in the values.
+    Values,
+    /// The values leave it empty and the chart uses its `appVersion` (perhaps with a prefix).
+    AppVersion,
+    /// The values leave it empty and the chart picks it some other way.
+    Chart,
+}
+
+/// What a values candidate becomes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    /// The span of the finding it replaces (the name scalar, or the string).
+    pub span: Range<usize>,
+    /// What the chart renders, with the digest the values hold: what is resolved and shown.
+    pub rendered: Option<ImageReference>,
+    pub tag_source: TagSource,
+    /// Where the digest goes, or why nowhere.
+    pub site: EditSite,
+    /// The chart's rendering drops the tag when a digest is set (Bitnami's helper).
+    pub drops_tag: bool,
+}
+
+/// Decides every candidate of `images` by the renderings. `app_version` is the chart's
+/// `appVersion`, to name where an empty tag comes from.
+pub fn decide(
+    images: &ValuesImages,
+    renderings: &Renderings,
+    app_version: Option<&str>,
+) -> Vec<Decision> {
+    let name_images = renderings.names.images();
+    let undigested_images = renderings.undigested.images();
+    images
+        .candidates
+        .iter()
+        .enumerate()
+        .map(|(i, candidate)| {
+            let seen = Seen {
+                i,
+                names: &name_images,
+                undigested: &undigested_images,
+                renderings,
+            };
+            seen.decide(candidate, app_version)
+        })
+        .collect()
+}
+
+/// The images of each rendering, seen from candidate `i`.
+struct Seen<'a> {
+    i: usize,
+    names: &'a [Image],
+    undigested: &'a [Image],
+    renderings: &'a Renderings,
+}
+
+/// How a digest value shows in a rendered reference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DigestForm {
+    /// Not at all: the template does not use the key (or only under a condition).
+    Absent,
+    /// `@sha256:<value>`: the value is written `sha256:<hex>`.
+    Prefixed,
+    /// `@sha256:sha256:<value>`: the template adds `sha256:`; the value is bare hex.
+    Bare,
+}
+
+impl Seen<'_> {
+    fn decide(&self, candidate: &Candidate, app_version: Option<&str>) -> Decision {
+        let unsupported = |reason: String| Decision {
+            span: candidate.span.clone(),
+            rendered: None,
+            tag_source: TagSource::Values,
+            site: EditSite::Unsupported { reason },
+            drops_tag: false,
+        };
+        let lines = self.renderings.sentinels.runs(&sentinel::token(self.i));
+        if lines.is_empty() {
+            return unsupported(
+                "the chart's templates do not render this value as an image (with its default \
+                 values, `enabled` flags on)"
+                    .to_owned(),
+            );
+        }
+        let (target, used_tag) = match self.target() {
+            Ok(target) => target,
+            Err(reason) => return unsupported(reason),
+        };
+        let (split, part) = match &candidate.shape {
+            Shape::Inline(part) => (None, part),
+            Shape::Split {
+                tag, digest, name, ..
+            } => (
+                Some(Split {
+                    tag: tag.as_ref(),
+                    digest: digest.as_ref(),
+                    used_tag,
+                    app_version,
+                }),
+                name,
+            ),
+        };
+        let tag_source = split
+            .as_ref()
+            .map_or(TagSource::Values, |s| s.tag_source(&target));
+        let rendered = match &split {
+            Some(split) => split.with_digest(target),
+            None => Ok(target),
+        };
+        let rendered = match rendered {
+            Ok(rendered) => rendered,
+            Err(reason) => return unsupported(reason),
+        };
+        let mut decision = Decision {
+            span: candidate.span.clone(),
+            rendered: Some(rendered),
+            tag_source,
+            site: EditSite::Inline,
+            drops_tag: false,
+        };
+        let site = match &split {
+            None => self.inline(part, &lines),
+            Some(split) => self.split(split, &lines).map(|(site, drops_tag)| {
+                decision.drops_tag = drops_tag;
+                site
+            }),
+        };
+        decision.site = site.unwrap_or_else(|reason| EditSite::Unsupported { reason });
+        decision
+    }
+
+    /// What the chart renders for the candidate with its own values and no digest: one
+    /// reference, however many lines use it, and the tag in it.
+    fn target(&self) -> Result<(ImageReference, Option<String>), String> {
+        let token = sentinel::token(self.i);
+        let names: Vec<&Image> = self
+            .names
+            .iter()
+            .filter(|image| image.finding.text.contains(&token))
+            .collect();
+        if names.is_empty() {
+            return Err("the chart renders this value only with other values".to_owned());
+        }
+        let mut target: Option<ImageReference> = None;
+        for image in &names {
+            let counterpart = self
+                .undigested
+                .iter()
+                .find(|u| u.document == image.document && u.index == image.index)
+                .ok_or("the chart renders this value differently from one rendering to the next")?;
+            let reference = counterpart
+                .finding
+                .reference
+                .clone()
+                .filter(|_| counterpart.finding.status != crate::Status::Templated)
+                .ok_or_else(|| {
+                    format!(
+                        "the chart renders `{}`, which is not an image reference",
+                        counterpart.finding.text
+                    )
+                })?;
+            match &target {
+                Some(first) if first.as_written() != reference.as_written() => {
+                    return Err(format!(
+                        "the chart renders this value as two different images, `{first}` and \
+                         `{reference}`"
+                    ));
+                }
+                Some(_) => {}
+                None => target = Some(reference),
+            }
+        }
+        let target = target.expect("names is not empty");
+        let used_tag = names[0]
+            .finding
+            .reference
+            .as_ref()
+            .and_then(|r| r.tag())
+            .map(str::to_owned);
+        Ok((target, used_tag))
+    }
+
+    /// Where `needle` shows outside the candidate's image lines.
+    fn elsewhere(&self, needle: &str, lines: &[Run]) -> Option<String> {
+        let skip: Vec<(usize, Range<usize>)> = lines
+            .iter()
+            .map(|run| (run.document, run.span.clone()))
+            .collect();
+        let found = self.renderings.sentinels.occurrences(needle, &skip);
+        found.first().map(|(document, line)| {
+            let source = &self.renderings.sentinels.documents[*document].source;
+            // The sentinel means nothing to a reader: show where the value goes.
+            format!("`{}` in {source}", line.replace(needle, "…"))
+        })
+    }
+
+    fn inline(&self, part: &Part, lines: &[Run]) -> Result<EditSite, String> {
+        if let Some(other) = self.elsewhere(&sentinel::tag(self.i), lines) {
+            return Err(format!(
+                "the value also feeds {other}, which is not an image"
+            ));
+        }
+        if part.decoded {
+            return Err(crate::rules::UNSUPPORTED_ESCAPES.to_owned());
+        }
+        Ok(EditSite::Inline)
+    }
+
+    /// The site for a split map, and whether the chart drops the tag when a digest is set.
+    fn split(&self, split: &Split<'_>, lines: &[Run]) -> Result<(EditSite, bool), String> {
+        let form = self.digest_form(lines)?;
+        let tag_token = sentinel::tag(self.i);
+        let tag_in_image = lines.iter().all(|l| l.text.contains(&tag_token));
+        let usable_digest = split
+            .digest
+            .filter(|d| !(d.decoded || d.plain && d.span.is_empty()));
+        if let (Some(digest), true) = (usable_digest, form != DigestForm::Absent) {
+            if let Some(other) = self.elsewhere(&sentinel::digest_hex(self.i), lines) {
+                return Err(format!(
+                    "the digest also feeds {other}, which is not an image"
+                ));
+            }
+            // With every part set, a rendering without the tag is a helper that drops it when
+            // a digest is set (Bitnami's `common.images.image`).
+            let drops_tag = lines.iter().all(|l| {
+                ImageReference::parse(&l.text.replace("sha256:sha256:", "sha256:"))
+                    .is_ok_and(|r| r.tag().is_none())
+            });
+            let site = EditSite::SplitDigest {
+                span: digest.span.clone(),
+                bare: form == DigestForm::Bare,
+            };
+            return Ok((site, drops_tag));
+        }
+        let Some(tag) = split.tag.filter(|t| !t.is_empty()) else {
+            let used = split.used_tag.as_deref().unwrap_or("latest");
+            let source = match split.tag_source_of_empty() {
+                TagSource::AppVersion => format!("the chart's appVersion (`{used}`)"),
+                _ => format!("the chart (`{used}`)"),
+            };
+            return Err(format!(
+                "the tag comes from {source} and the chart renders no digest key for this map"
+            ));
+        };
+        if !tag_in_image {
+            return Err("the chart does not render this map's tag in the image".to_owned());
+        }
+        if let Some(other) = self.elsewhere(&tag_token, lines) {
+            return Err(format!(
+                "the tag also feeds {other}, which is not an image, and the chart renders no \
+                 digest key for this map"
+            ));
+        }
+        if tag.decoded {
+            return Err(crate::rules::UNSUPPORTED_ESCAPES.to_owned());
+        }
+        let site = EditSite::SplitTag {
+            span: tag.span.clone(),
+            tag: tag.text.clone(),
+        };
+        Ok((site, false))
+    }
+
+    /// How the digest sentinel shows in every image line (the same in all, or an error).
+    fn digest_form(&self, lines: &[Run]) -> Result<DigestForm, String> {
+        let hex = sentinel::digest_hex(self.i);
+        let mut form = None;
+        for line in lines {
+            let text = &line.text;
+            let this = if text.contains(&format!("sha256:sha256:{hex}")) {
+                DigestForm::Bare
+            } else if text.contains(&format!("sha256:{hex}")) {
+                DigestForm::Prefixed
+            } else if text.contains(&hex) {
+                return Err(format!(
+                    "the chart renders the digest in a form tagpin does not know: `{text}`"
+                ));
+            } else {
+                DigestForm::Absent
+            };
+            if form.is_some_and(|f| f != this) {
+                return Err(
+                    "the chart renders the digest differently in different places".to_owned(),
+                );
+            }
+            form = Some(this);
+        }
+        Ok(form.unwrap_or(DigestForm::Absent))
+    }
+}
+
+/// A split map's tag and digest parts, and the tag the chart renders.
+struct Split<'a> {
+    tag: Option<&'a Part>,
+    digest: Option<&'a Part>,
+    used_tag: Option<String>,
+    app_version: Option<&'a str>,
+}
+
+impl Split<'_> {
+    fn tag_source(&self, target: &ImageReference) -> TagSource {
+        if self.tag.is_some_and(|t| !t.is_empty()) {
+            return TagSource::Values;
+        }
+        self.source_of(target.tag().unwrap_or_default())
+    }
+
+    fn tag_source_of_empty(&self) -> TagSource {
+        self.source_of(self.used_tag.as_deref().unwrap_or_default())
+    }
+
+    /// Whether `tag` is the chart's appVersion (perhaps after a one-letter prefix, `v`).
+    fn source_of(&self, tag: &str) -> TagSource {
+        match self.app_version {
+            Some(version)
+                if !version.is_empty()
+                    && tag
+                        .strip_suffix(version)
+                        .is_some_and(|prefix| prefix.len() <= 1) =>
+            {
+                TagSource::AppVersion
+            }
+            _ => TagSource::Chart,
+        }
+    }
+
+    /// The rendered reference with the digest the values hold (`sha256:` added to bare hex).
+    fn with_digest(&self, target: ImageReference) -> Result<ImageReference, String> {
+        let Some(digest) = self.digest.filter(|d| !d.is_empty()) else {
+            return Ok(target);
+        };
+        if target.digest().is_some() {
+            return Ok(target);
+        }
+        let value = if digest.text.contains(':') {
+            digest.text.clone()
+        } else {
+            format!("sha256:{}", digest.text)
+        };
+        ImageReference::parse(&format!("{target}@{value}")).map_err(|error| {
+            format!(
+                "the values' digest `{}` is not a digest: {error}",
+                digest.text
+            )
+        })
+    }
+}

@@ -1,0 +1,82 @@
+//! Chart-aware Helm values: how a chart's templates turn each values map into an image, learnt
+//! by rendering the chart, and the proof that an edit to its values changes nothing else.
+//!
+//! This module is pure: it writes the values to render with ([`overrides`]), reads what a
+//! renderer printed ([`Rendered::parse`]), decides ([`decide`]) and proves ([`prove`]). The
+//! binary runs the renderer (`helm template`) and applies the decisions to a values file's
+//! findings ([`apply`]).
+//!
+//! ```text
+//! values.yaml ──values_images──> candidates ──overrides(Sentinels|Names|Undigested)──> render ×3
+//!                                     │                                                  │
+//!                                     └────────────────────decide────────────────────────┘
+//!                                                            │
+//!                 findings of values.yaml ──apply──> chart-aware findings ──resolve, edit──>
+//!                 edited values.yaml ──render──> prove(original rendering, edited rendering)
+//! ```
+
+mod candidates;
+mod decide;
+mod evaluate;
+mod prove;
+mod rendered;
+mod sentinel;
+mod static_render;
+
+pub use candidates::{Candidate, Part, Shape, ValuesImages, values_images};
+pub use decide::{Decision, Renderings, TagSource, decide};
+pub use prove::{Expected, prove};
+pub use rendered::{Document, Image, Rendered};
+pub use sentinel::{Render, overrides};
+pub use static_render::{StaticRendering, Template, render as render_statically};
+
+use crate::{EditSite, Finding, Status};
+
+/// Replaces the findings of a chart's values file by the chart's decisions: a finding whose
+/// span a decision names takes its rendered reference, status and edit site. Every other
+/// split map the key-name rules saw is left unwritable: the chart does not show it as an
+/// image. Strings the candidates leave out keep their edit.
+pub fn apply(findings: &mut [Finding], decisions: &[Decision]) {
+    for finding in findings.iter_mut() {
+        if !matches!(
+            finding.status,
+            Status::Floating | Status::Pinned | Status::DigestOnly | Status::Templated
+        ) {
+            continue;
+        }
+        let Some(decision) = decisions.iter().find(|d| d.span == finding.span) else {
+            // A string the candidates leave out (in a list, which an override would replace
+            // whole) keeps its key-name rules; the proof still sees what it renders.
+            if !matches!(
+                finding.site,
+                EditSite::Unsupported { .. } | EditSite::Inline
+            ) {
+                finding.site = EditSite::Unsupported {
+                    reason: "the chart's templates do not render this value as an image".to_owned(),
+                };
+            }
+            continue;
+        };
+        finding.tag_source = Some(decision.tag_source);
+        finding.site = decision.site.clone();
+        let Some(rendered) = &decision.rendered else {
+            continue;
+        };
+        if decision.site == EditSite::Inline {
+            // A string written whole: its own text is rewritten, what the chart renders is
+            // looked up.
+            finding.resolve = Some(rendered.clone());
+        } else {
+            finding.text = rendered.to_string();
+            finding.reference = Some(rendered.clone());
+        }
+        finding.status = match (rendered.tag(), rendered.digest()) {
+            (_, None) => Status::Floating,
+            (Some(_), Some(_)) => Status::Pinned,
+            (None, Some(_)) => Status::DigestOnly,
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests;

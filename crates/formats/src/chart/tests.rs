@@ -1,0 +1,301 @@
+//! The decision table and the proof, on renderings written out by hand as Helm prints them.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use tagpin_reference::Digest;
+
+use super::*;
+use crate::{EditSite, FileKind, Status, scan};
+
+const VALUES: &str = "\
+image:
+  registry: docker.io
+  repository: bitnami/nginx
+  tag: 1.29.1
+  digest: \"\"
+metrics:
+  enabled: false
+  image:
+    repository: bitnami/exporter
+    tag: \"\"
+sidecar:
+  image: quay.io/acme/side:1.0
+proxy:
+  image:
+    repository: envoyproxy/envoy
+    tag: v1.31.0
+labelled:
+  image:
+    repository: acme/app
+    tag: \"2.0\"
+";
+
+/// One document per image, under `source`, each a container list with the given images,
+/// plus extra lines.
+fn rendering(images: &[&str], extra: &str) -> Rendered {
+    let mut out = String::new();
+    for (i, image) in images.iter().enumerate() {
+        write!(
+            out,
+            "---\n# Source: c/templates/d{i}.yaml\nspec:\n  containers:\n  - name: c{i}\n    image: {image}\n"
+        )
+        .unwrap();
+    }
+    out.push_str(extra);
+    Rendered::parse(&out)
+}
+
+fn digest_hex(i: usize) -> String {
+    sentinel::digest_hex(i)
+}
+
+fn renderings() -> Renderings {
+    let h0 = digest_hex(0);
+    Renderings {
+        sentinels: rendering(
+            &[
+                &format!("tpsg0z.invalid/tpsr0z@sha256:{h0}"),
+                "tpsr1z:1.29.1",
+                "tpsr2z:tpst2z",
+                "tpsr3z:tpst3z",
+                "tpsr4z:tpst4z",
+            ],
+            "---\n# Source: c/templates/cr.yaml\nkind: App\nspec:\n  version: tpst4z\n",
+        ),
+        names: rendering(
+            &[
+                "docker.io/tpsr0z:1.29.1",
+                "tpsr1z:1.29.1",
+                "tpsr2z:1.0",
+                "tpsr3z:v1.31.0",
+                "tpsr4z:2.0",
+            ],
+            "",
+        ),
+        undigested: rendering(
+            &[
+                "docker.io/bitnami/nginx:1.29.1",
+                "bitnami/exporter:1.29.1",
+                "quay.io/acme/side:1.0",
+                "envoyproxy/envoy:v1.31.0",
+                "acme/app:2.0",
+            ],
+            "",
+        ),
+    }
+}
+
+#[test]
+fn candidates_are_every_image_map_and_string_with_their_paths() {
+    let images = values_images(Path::new("values.yaml"), VALUES).unwrap();
+    let paths: Vec<String> = images.candidates.iter().map(Candidate::dotted).collect();
+    assert_eq!(
+        paths,
+        [
+            "image",
+            "metrics.image",
+            "sidecar.image",
+            "proxy.image",
+            "labelled.image"
+        ]
+    );
+    assert_eq!(images.disabled, [vec!["metrics".to_owned()]]);
+    let sentinels: serde_json::Value =
+        serde_json::from_str(&overrides(&images, Render::Sentinels)).unwrap();
+    assert_eq!(sentinels["metrics"]["enabled"], true);
+    assert_eq!(sentinels["image"]["repository"], "tpsr0z");
+    assert_eq!(sentinels["image"]["registry"], "tpsg0z.invalid");
+    assert_eq!(
+        sentinels["image"]["digest"],
+        format!("sha256:{}", digest_hex(0))
+    );
+    assert_eq!(sentinels["sidecar"]["image"], "tpsr2z:tpst2z");
+    // The metrics map's tag is empty: it is given a sentinel all the same.
+    assert_eq!(sentinels["metrics"]["image"]["tag"], "tpst1z");
+    let names: serde_json::Value =
+        serde_json::from_str(&overrides(&images, Render::Names)).unwrap();
+    assert_eq!(names["image"]["digest"], "");
+    assert_eq!(names["sidecar"]["image"], "tpsr2z:1.0");
+}
+
+#[test]
+fn each_shape_gets_the_edit_the_chart_renders() {
+    let images = values_images(Path::new("values.yaml"), VALUES).unwrap();
+    let decisions = decide(&images, &renderings(), Some("1.29.1"));
+    let sites: Vec<&EditSite> = decisions.iter().map(|d| &d.site).collect();
+    // Bitnami: the digest key renders as given, and the tag is dropped.
+    assert!(
+        matches!(sites[0], EditSite::SplitDigest { bare: false, .. }),
+        "{:?}",
+        sites[0]
+    );
+    assert!(decisions[0].drops_tag);
+    assert_eq!(
+        decisions[0].rendered.as_ref().unwrap().as_written(),
+        "docker.io/bitnami/nginx:1.29.1"
+    );
+    // The tag comes from appVersion and there is no digest key.
+    assert_eq!(decisions[1].tag_source, TagSource::AppVersion);
+    let EditSite::Unsupported { reason } = sites[1] else {
+        panic!("{:?}", sites[1])
+    };
+    assert_eq!(
+        reason,
+        "the tag comes from the chart's appVersion (`1.29.1`) and the chart renders no digest key for this map"
+    );
+    assert_eq!(sites[2], &EditSite::Inline);
+    assert_eq!(
+        decisions[2].rendered.as_ref().unwrap().as_written(),
+        "quay.io/acme/side:1.0"
+    );
+    assert!(matches!(sites[3], EditSite::SplitTag { tag, .. } if tag == "v1.31.0"));
+    let EditSite::Unsupported { reason } = sites[4] else {
+        panic!("{:?}", sites[4])
+    };
+    assert_eq!(
+        reason,
+        "the tag also feeds `version: …` in c/templates/cr.yaml, which is not an image, and \
+         the chart renders no digest key for this map"
+    );
+}
+
+#[test]
+fn a_template_that_adds_the_sha256_prefix_gets_bare_hex() {
+    let values = "image:\n  repository: acme/app\n  tag: \"1.0\"\n  sha: \"\"\n";
+    let images = values_images(Path::new("values.yaml"), values).unwrap();
+    let h = digest_hex(0);
+    let renderings = Renderings {
+        sentinels: rendering(&[&format!("tpsr0z:tpst0z@sha256:sha256:{h}")], ""),
+        names: rendering(&["tpsr0z:1.0"], ""),
+        undigested: rendering(&["acme/app:1.0"], ""),
+    };
+    let decisions = decide(&images, &renderings, None);
+    assert!(matches!(
+        decisions[0].site,
+        EditSite::SplitDigest { bare: true, .. }
+    ));
+    assert!(!decisions[0].drops_tag);
+    // Applied to the values' findings, the digest goes in as hex.
+    let mut findings = scan(Path::new("values.yaml"), FileKind::Yaml, values).unwrap();
+    apply(&mut findings, &decisions);
+    let digest = Digest::parse(&format!("sha256:{}", "ab".repeat(32))).unwrap();
+    let edit = findings[0].edit(&digest).unwrap();
+    assert_eq!(edit.replacement, "ab".repeat(32));
+    assert_eq!(&values[edit.span], "");
+}
+
+#[test]
+fn a_map_the_chart_does_not_render_is_left_with_the_reason() {
+    let images = values_images(
+        Path::new("values.yaml"),
+        "image:\n  repository: a\n  tag: b\n",
+    )
+    .unwrap();
+    let empty = Renderings::default();
+    let decisions = decide(&images, &empty, None);
+    assert!(
+        matches!(&decisions[0].site, EditSite::Unsupported { reason } if reason.starts_with("the chart's templates do not render"))
+    );
+}
+
+#[test]
+fn apply_rewrites_the_findings_of_the_values_file() {
+    let images = values_images(Path::new("values.yaml"), VALUES).unwrap();
+    let decisions = decide(&images, &renderings(), Some("1.29.1"));
+    let mut findings = scan(Path::new("values.yaml"), FileKind::Yaml, VALUES).unwrap();
+    apply(&mut findings, &decisions);
+    let metrics = findings.iter().find(|f| f.line == 9).unwrap();
+    assert_eq!(metrics.text, "bitnami/exporter:1.29.1");
+    assert_eq!(metrics.status, Status::Floating);
+    assert_eq!(metrics.tag_source, Some(TagSource::AppVersion));
+    let sidecar = findings.iter().find(|f| f.line == 12).unwrap();
+    assert_eq!(sidecar.site, EditSite::Inline);
+    assert_eq!(
+        sidecar.lookup().unwrap().as_written(),
+        "quay.io/acme/side:1.0"
+    );
+}
+
+fn digest() -> Digest {
+    Digest::parse(&format!("sha256:{}", "7".repeat(64))).unwrap()
+}
+
+#[test]
+fn the_proof_accepts_only_the_pinned_images() {
+    let before = rendering(&["docker.io/bitnami/nginx:1.29.1", "acme/app:2.0"], "");
+    let d = digest();
+    let after = rendering(
+        &[&format!("docker.io/bitnami/nginx@{d}"), "acme/app:2.0"],
+        "",
+    );
+    let expected = [Expected {
+        name: "docker.io/bitnami/nginx".to_owned(),
+        tag: None,
+        digest: d.clone(),
+        required: true,
+    }];
+    assert_eq!(prove(&before, &before, &after, &expected), Ok(()));
+    // A label that changed too.
+    let labelled = rendering(
+        &[&format!("docker.io/bitnami/nginx@{d}"), "acme/app:2.0"],
+        "---\n# Source: c/templates/x.yaml\nmetadata:\n  labels:\n    version: new\n",
+    );
+    let before_labelled = rendering(
+        &["docker.io/bitnami/nginx:1.29.1", "acme/app:2.0"],
+        "---\n# Source: c/templates/x.yaml\nmetadata:\n  labels:\n    version: old\n",
+    );
+    assert_eq!(
+        prove(&before_labelled, &before_labelled, &labelled, &expected),
+        Err("the rendering also changes `version: …` in c/templates/x.yaml".to_owned())
+    );
+    // A line the chart renders differently each time (a generated password) is not the edit's.
+    let secret = |password: &str, image: &str| {
+        rendering(
+            &[image, "acme/app:2.0"],
+            &format!("---\n# Source: c/templates/secret.yaml\ndata:\n  password: {password}\n"),
+        )
+    };
+    let pinned = format!("docker.io/bitnami/nginx@{d}");
+    assert_eq!(
+        prove(
+            &secret("YWJj", "docker.io/bitnami/nginx:1.29.1"),
+            &secret("ZGVm", "docker.io/bitnami/nginx:1.29.1"),
+            &secret("Z2hp", &pinned),
+            &expected
+        ),
+        Ok(())
+    );
+    // Without the second rendering, it is a change, and its value is not shown.
+    let same = secret("YWJj", "docker.io/bitnami/nginx:1.29.1");
+    assert_eq!(
+        prove(&same, &same, &secret("Z2hp", &pinned), &expected),
+        Err("the rendering also changes `password: …` in c/templates/secret.yaml".to_owned())
+    );
+    // The digest in a form the registry does not serve (`sha256:sha256:`) is not the pin.
+    let doubled = rendering(
+        &[
+            &format!("docker.io/bitnami/nginx@sha256:{d}"),
+            "acme/app:2.0",
+        ],
+        "",
+    );
+    let wrong = [Expected {
+        tag: Some("1.29.1".to_owned()),
+        ..expected[0].clone()
+    }];
+    assert!(prove(&before, &before, &doubled, &wrong).is_err());
+    // An expected pin that does not show.
+    assert_eq!(
+        prove(&before, &before, &before, &expected),
+        Err(format!(
+            "the rendering does not show `docker.io/bitnami/nginx@{d}`"
+        ))
+    );
+    // One the chart may leave out need not show.
+    let optional = [Expected {
+        required: false,
+        ..expected[0].clone()
+    }];
+    assert_eq!(prove(&before, &before, &before, &optional), Ok(()));
+}

@@ -1,0 +1,432 @@
+//! Chart-aware values end to end: fixture charts shaped like real idioms (Bitnami's image
+//! helper, prometheus-community's `sha`, ingress-nginx's `registry`/`image`/`digest`, an
+//! `appVersion` default with a `v` prefix, a vendored subchart, a tag that is also a label or a
+//! custom resource's `version:`), pinned against the test registry and proven with real Helm.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::context::TestContext;
+use crate::pin::{assert_tree, bless, copy_tree, fixture_dir, golden, tree};
+use crate::registry::{Flavour, Registry};
+
+/// The images the charts render and tagpin may pin. The ones it must leave alone (a tag that
+/// feeds a label or a `version:`, a chart that does not render, values without their chart)
+/// are not pushed: looking them up would fail the run.
+const IMAGES: &[&str] = &[
+    "docker.io/bitnami/nginx:1.29.1-debian-12-r0",
+    "docker.io/bitnami/nginx-exporter:1.4.2-debian-12-r9",
+    "quay.io/prometheus/node-exporter:v1.8.2",
+    "registry.k8s.io/ingress-nginx/controller:v1.11.2",
+    "ghcr.io/acme/sub:1.0",
+    "ghcr.io/acme/sub:0.9",
+    "ghcr.io/acme/sidecar:1.2",
+];
+
+const REGISTRIES: [&str; 4] = ["docker.io", "quay.io", "registry.k8s.io", "ghcr.io"];
+
+struct Setup {
+    context: TestContext,
+    registry: Registry,
+}
+
+impl Setup {
+    fn new() -> Self {
+        let context = TestContext::new();
+        copy_tree(&fixture_dir("charts"), context.root());
+        let mut registry = Registry::start();
+        for key in IMAGES {
+            registry.push(key, Flavour::Image);
+        }
+        Self { context, registry }
+    }
+
+    fn run(&self, args: &[&str], helm: bool) -> crate::context::Run {
+        let mut all: Vec<String> = args.iter().map(|&arg| arg.to_owned()).collect();
+        all.extend(self.registry.mirror_args(REGISTRIES));
+        if helm {
+            all.extend(crate::helm::args());
+        }
+        self.context.run(all)
+    }
+
+    fn digest(&self, key: &str) -> &str {
+        &self.registry.pushed()[key]
+    }
+}
+
+/// What Helm renders for the chart at `chart`, by the shim the tests use.
+fn render(chart: &Path) -> String {
+    let output = std::process::Command::new(crate::helm::command())
+        .args(["template", "t"])
+        .arg(chart)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// `(path, line, reason)` of every reference `pin` left unwritten.
+fn unsupported(doc: &serde_json::Value) -> Vec<(String, u64, String)> {
+    doc["unsupported"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            (
+                u["path"].as_str().unwrap().to_owned(),
+                u["line"].as_u64().unwrap(),
+                u["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn charts_are_pinned_where_a_rendering_proves_it_and_nowhere_else() {
+    let setup = Setup::new();
+    let root = setup.context.root().to_owned();
+    let original = tree(&root);
+
+    let dry = setup.run(&["pin", ".", "--format", "json"], true);
+    dry.assert_code(0);
+    let doc = dry.json();
+    let left = unsupported(&doc);
+    let reason = |path: &str| -> &str {
+        &left
+            .iter()
+            .find(|(p, _, _)| p == path)
+            .unwrap_or_else(|| panic!("{path} is not reported: {left:?}"))
+            .2
+    };
+    assert!(
+        reason("label-tag/values.yaml").contains(
+            "the tag also feeds `app.kubernetes.io/version: \"…\"` in label-tag/templates/deployment.yaml"
+        ),
+        "{left:?}"
+    );
+    assert!(
+        reason("cr-version/values.yaml")
+            .contains("the tag also feeds `version: …` in cr-version/templates/prometheus.yaml"),
+        "{left:?}"
+    );
+    assert!(
+        reason("needs-dependency/values.yaml")
+            .starts_with("not proven: with Helm the chart does not render"),
+        "{left:?}"
+    );
+    assert!(
+        reason("env/prod-values.yaml")
+            .contains("the chart these values are for is not in this repository"),
+        "{left:?}"
+    );
+    assert_eq!(left.len(), 4, "{left:?}");
+    assert_eq!(doc["unresolved"], serde_json::json!([]), "{dry}");
+    assert_eq!(tree(&root), original, "a dry run wrote");
+
+    let write = setup.run(&["pin", ".", "--write"], true);
+    write.assert_code(0);
+    bless(&root, "charts.expected", setup.registry.pushed());
+    let golden = golden("charts.expected", setup.registry.pushed());
+    assert_tree(&root, &golden);
+
+    // What each chart renders now: the pinned references, in the form its template builds.
+    for (chart, key, line) in [
+        (
+            "bitnami-style",
+            "docker.io/bitnami/nginx:1.29.1-debian-12-r0",
+            "image: docker.io/bitnami/nginx@{}\n",
+        ),
+        (
+            "prometheus-sha",
+            "quay.io/prometheus/node-exporter:v1.8.2",
+            "image: \"quay.io/prometheus/node-exporter:v1.8.2@{}\"\n",
+        ),
+        (
+            "ingress-style",
+            "registry.k8s.io/ingress-nginx/controller:v1.11.2",
+            "image: \"registry.k8s.io/ingress-nginx/controller:v1.11.2@{}\"\n",
+        ),
+        (
+            "umbrella",
+            "ghcr.io/acme/sub:1.0",
+            "image: \"ghcr.io/acme/sub:1.0@{}\"\n",
+        ),
+    ] {
+        let rendered = render(&root.join(chart));
+        let line = line.replace("{}", setup.digest(key));
+        assert!(rendered.contains(&line), "{chart}: {line}\n{rendered}");
+    }
+    let exporter = setup.digest("docker.io/bitnami/nginx-exporter:1.4.2-debian-12-r9");
+    // The metrics container is off by default; with it on, it is pinned too.
+    let values = std::fs::read_to_string(root.join("bitnami-style/values.yaml")).unwrap();
+    assert!(
+        values.contains(&format!("    digest: \"{exporter}\"\n")),
+        "{values}"
+    );
+
+    // Every map is pinned now, or reported: a second run changes nothing.
+    let again = setup.run(&["pin", ".", "--write"], true);
+    again.assert_code(0);
+    assert!(again.stderr.contains("pinned 0, refreshed 0"), "{again}");
+    assert_tree(&root, &golden);
+}
+
+#[test]
+fn without_helm_only_what_the_templates_show_is_written_and_it_is_what_helm_proves() {
+    let setup = Setup::new();
+    let root = setup.context.root().to_owned();
+    let original = tree(&root);
+    let run = setup.run(&["pin", ".", "--write", "--format", "json"], false);
+    run.assert_code(0);
+    let doc = run.json();
+    // The string written whole, and the subchart whose template line reads its map directly.
+    let edits: Vec<(&str, u64)> = doc["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["path"].as_str().unwrap(), e["line"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        edits,
+        [
+            ("env/prod-values.yaml", 6),
+            ("umbrella/charts/sub/values.yaml", 2)
+        ],
+        "{run}"
+    );
+    let left = unsupported(&doc);
+    for (path, reason) in [
+        (
+            "bitnami-style/values.yaml",
+            "not proven: without Helm, `.Values.image` is read whole at bitnami-style/templates/deployment.yaml:10",
+        ),
+        (
+            "ingress-style/values.yaml",
+            "not proven: without Helm, `.Values.controller.image` is read whole",
+        ),
+        (
+            "umbrella/values.yaml",
+            "the values under `sub` feed a subchart",
+        ),
+        (
+            "label-tag/values.yaml",
+            "the tag also feeds `app.kubernetes.io/version",
+        ),
+    ] {
+        assert!(
+            left.iter().any(|(p, _, r)| p == path && r.contains(reason)),
+            "{path}: {reason}\n{left:?}"
+        );
+    }
+    // Every file is as it was or as the Helm-proven golden has it: no edit Helm would refuse.
+    let golden = golden("charts.expected", setup.registry.pushed());
+    let after = tree(&root);
+    for (path, bytes) in &after {
+        assert!(
+            *bytes == original[path] || *bytes == golden[path],
+            "{path} is neither as it was nor as Helm proves it:\n{}",
+            String::from_utf8_lossy(bytes)
+        );
+    }
+}
+
+/// The Bitnami charts of `../shared/corpus/bitnami` (see its SOURCE.md), with their `common`
+/// dependency vendored into each chart's `charts/` as `helm dependency build` would.
+fn bitnami_corpus(into: &Path) -> bool {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/bitnami/bitnami");
+    if !corpus.join("common/Chart.yaml").is_file() {
+        // Straight to the process's stderr, past the test harness's capture, so it shows.
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            format!(
+                "SKIPPED: the Bitnami corpus is not at {}\n",
+                corpus.display()
+            )
+            .as_bytes(),
+        );
+        return false;
+    }
+    copy_tree(&corpus, into);
+    for entry in std::fs::read_dir(into).unwrap() {
+        let chart = entry.unwrap().path();
+        if chart.join("Chart.yaml").is_file() && !chart.ends_with("common") {
+            copy_tree(&corpus.join("common"), &chart.join("charts/common"));
+        }
+    }
+    true
+}
+
+#[test]
+fn every_bitnami_values_edit_renders_as_the_pushed_digest() {
+    let context = TestContext::new();
+    let root = context.root().to_owned();
+    if !bitnami_corpus(&root) {
+        return;
+    }
+    let helm = crate::helm::args();
+    let scan = context.run(["scan", ".", "--format", "json", &helm[0], &helm[1]]);
+    scan.assert_code(0);
+    let doc = scan.json();
+    assert_eq!(doc["errors"], serde_json::json!([]), "{scan}");
+    // Push every image tagpin will look up, as `registry/repository:tag`.
+    let mut registry = Registry::start();
+    let mut registries = std::collections::BTreeSet::new();
+    for reference in doc["references"].as_array().unwrap() {
+        if reference["status"] != "floating" || reference.get("unwritable").is_some() {
+            continue;
+        }
+        let key = format!(
+            "{}/{}:{}",
+            reference["registry"].as_str().unwrap(),
+            reference["repository"].as_str().unwrap(),
+            reference["tag"].as_str().unwrap()
+        );
+        if !registry.pushed().contains_key(&key) {
+            registry.push(&key, Flavour::Image);
+        }
+        registries.insert(reference["registry"].as_str().unwrap().to_owned());
+    }
+    assert!(registry.pushed().len() >= 10, "{:?}", registry.pushed());
+    let original = tree(&root);
+
+    let mut args: Vec<String> = ["pin", ".", "--write", "--format", "json"]
+        .map(str::to_owned)
+        .into();
+    args.extend(registry.mirror_args(registries.iter().map(String::as_str)));
+    args.extend(helm.clone());
+    let pin = context.run(&args);
+    pin.assert_code(0);
+    let doc = pin.json();
+    assert_eq!(doc["unresolved"], serde_json::json!([]), "{pin}");
+    let edits = doc["edits"].as_array().unwrap();
+    let values_edits: Vec<&serde_json::Value> = edits
+        .iter()
+        .filter(|e| e["path"].as_str().unwrap().ends_with("values.yaml"))
+        .collect();
+    assert!(values_edits.len() >= 15, "{pin}");
+
+    // Each values edit renders, with real Helm, as `name:tag@digest` or, where Bitnami's
+    // helper drops the tag once a digest is set, `name@digest`; the digest is the one pushed.
+    let mut renders = BTreeMap::new();
+    for edit in &values_edits {
+        let path = edit["path"].as_str().unwrap();
+        let chart = path.split('/').next().unwrap().to_owned();
+        let rendered = renders
+            .entry(chart.clone())
+            .or_insert_with(|| render_enabled(&root.join(&chart)));
+        let (image, tag) = (
+            edit["image"].as_str().unwrap(),
+            edit["tag"].as_str().unwrap(),
+        );
+        let digest = edit["new_digest"].as_str().unwrap();
+        assert_eq!(
+            registry.pushed()[&format!("{image}:{tag}")],
+            digest,
+            "{edit}"
+        );
+        let with_tag = format!("{image}:{tag}@{digest}");
+        let without_tag = format!("{image}@{digest}");
+        assert!(
+            rendered.contains(&with_tag) || rendered.contains(&without_tag),
+            "{path}: {with_tag} is not rendered:\n{rendered}"
+        );
+    }
+
+    // No byte changes outside the edits: every changed line holds a new digest.
+    let after = tree(&root);
+    let digests: Vec<&str> = edits
+        .iter()
+        .map(|e| e["new_digest"].as_str().unwrap())
+        .collect();
+    for (path, bytes) in &original {
+        let (old, new) = (
+            String::from_utf8_lossy(bytes),
+            String::from_utf8_lossy(&after[path]),
+        );
+        let (old_lines, new_lines): (Vec<&str>, Vec<&str>) = (
+            old.split_inclusive('\n').collect(),
+            new.split_inclusive('\n').collect(),
+        );
+        assert_eq!(old_lines.len(), new_lines.len(), "{path}");
+        for (old_line, new_line) in old_lines.iter().zip(&new_lines) {
+            if old_line != new_line {
+                assert!(
+                    digests.iter().any(|d| new_line.contains(d)),
+                    "{path}: `{old_line}` became `{new_line}`"
+                );
+            }
+        }
+    }
+
+    // Every map left alone is reported with the reason.
+    let again = context.run(["scan", ".", "--format", "json", &helm[0], &helm[1]]);
+    for reference in again.json()["references"].as_array().unwrap() {
+        let path = reference["path"].as_str().unwrap();
+        if reference["status"] == "floating" && path.ends_with("values.yaml") {
+            assert!(reference.get("unwritable").is_some(), "{reference}");
+        }
+    }
+}
+
+/// Everything the chart at `chart` renders: with its defaults, and with each top-level
+/// section that has `enabled: false` turned on in its own rendering (one may need values of
+/// its own, and then does not render), Bitnami's check of modified images off.
+fn render_enabled(chart: &Path) -> String {
+    let text = std::fs::read_to_string(chart.join("values.yaml")).unwrap();
+    let mut sections = vec![None];
+    let mut section = None;
+    for line in text.lines() {
+        if !line.starts_with([' ', '#']) && line.ends_with(':') {
+            section = Some(line.trim_end_matches(':'));
+        } else if line == "  enabled: false" {
+            sections.push(section);
+        }
+    }
+    let mut all = String::new();
+    for section in sections {
+        let mut flags = String::from("global:\n  security:\n    allowInsecureImages: true\n");
+        if let Some(section) = section {
+            flags.push_str(section);
+            flags.push_str(":\n  enabled: true\n");
+        }
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), &flags).unwrap();
+        let output = std::process::Command::new(crate::helm::command())
+            .args(["template", "t"])
+            .arg(chart)
+            .arg("--values")
+            .arg(file.path())
+            .output()
+            .unwrap();
+        if output.status.success() {
+            all.push_str(&String::from_utf8(output.stdout).unwrap());
+        }
+    }
+    all
+}
+
+#[test]
+fn crlf_values_are_pinned_like_lf_ones() {
+    let setup = Setup::new();
+    let root = setup.context.root().to_owned();
+    // Every values file with CRLF line ends (templates stay LF, as Helm reads either).
+    let crlf = |text: &str| text.replace("\r\n", "\n").replace('\n', "\r\n");
+    for (path, bytes) in tree(&root) {
+        if path.ends_with("values.yaml") {
+            std::fs::write(root.join(&path), crlf(&String::from_utf8(bytes).unwrap())).unwrap();
+        }
+    }
+    let write = setup.run(&["pin", ".", "--write"], true);
+    write.assert_code(0);
+    for (path, bytes) in golden("charts.expected", setup.registry.pushed()) {
+        let text = String::from_utf8(bytes).unwrap();
+        let want = if path.ends_with("values.yaml") {
+            crlf(&text)
+        } else {
+            text
+        };
+        let got = String::from_utf8(std::fs::read(root.join(&path)).unwrap()).unwrap();
+        assert_eq!(got, want, "{path}");
+    }
+}
