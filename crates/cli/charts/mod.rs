@@ -107,25 +107,13 @@ fn learn_file(
         return None;
     };
     let helm_failed = match helm {
-        Some(helm) => {
-            match render_and_decide(file, &chart, &Renderer::Helm(helm.clone()), None, prove) {
-                Ok(values) => return Some(values),
-                Err(reason) => Some(reason),
-            }
-        }
+        Some(helm) => match render_and_decide(file, &chart, Some(helm), None, prove) {
+            Ok(values) => return Some(values),
+            Err(reason) => Some(reason),
+        },
         None => None,
     };
-    let paths = candidate_paths(file);
-    let fallback = renderer::StaticChart::read(&chart, &paths).and_then(|read| {
-        render_and_decide(
-            file,
-            &chart,
-            &Renderer::Static(read.into()),
-            helm_failed.as_deref(),
-            prove,
-        )
-    });
-    match fallback {
+    match render_and_decide(file, &chart, None, helm_failed.as_deref(), prove) {
         Ok(values) => Some(values),
         Err(reason) => {
             let reason = match helm_failed {
@@ -138,12 +126,12 @@ fn learn_file(
     }
 }
 
-/// `helm_failed` is why Helm could not render the chart, when the static reading is the
-/// fallback: the reasons it gives say so.
+/// Renders with `helm`, or without it by the static reading. `helm_failed` is why Helm could
+/// not render the chart, when the static reading is the fallback: the reasons it gives say so.
 fn render_and_decide(
     file: &mut ScannedFile,
     chart: &Path,
-    renderer: &Renderer,
+    helm: Option<&Helm>,
     helm_failed: Option<&str>,
     prove: bool,
 ) -> Result<ChartValues, String> {
@@ -156,6 +144,15 @@ fn render_and_decide(
         return Err("the values file changed while tagpin read it".to_owned());
     }
     let mut images = chart::values_images(&file.path, &text).map_err(|error| error.to_string())?;
+    let renderer = match helm {
+        Some(helm) => Renderer::Helm(helm.clone()),
+        None => {
+            let paths: Vec<Vec<String>> =
+                images.candidates.iter().map(|c| c.path.clone()).collect();
+            Renderer::Static(renderer::StaticChart::read(chart, &paths)?.into())
+        }
+    };
+    let renderer = &renderer;
     let own_values = file.path.parent() == Some(chart)
         && file
             .path
@@ -286,15 +283,6 @@ impl ChartValues {
             .collect();
         chart::prove(&self.original, &self.again, &after, &expected)
     }
-}
-
-/// The key paths of the values file's image candidates (none when it does not read).
-fn candidate_paths(file: &ScannedFile) -> Vec<Vec<String>> {
-    std::fs::read_to_string(&file.path)
-        .ok()
-        .and_then(|text| chart::values_images(&file.path, &text).ok())
-        .map(|images| images.candidates.into_iter().map(|c| c.path).collect())
-        .unwrap_or_default()
 }
 
 /// Whether `path` is named as a values file.

@@ -71,8 +71,25 @@ pub fn plan(templates: &[Template], paths: &[Vec<String>], subcharts: &[String])
     let mut plan = Plan::default();
     let mut lines: std::collections::BTreeMap<(usize, usize), Vec<usize>> =
         std::collections::BTreeMap::new();
+    // Only the reads under a candidate's top-level key (and those of `.Values` whole) can
+    // concern it: a values file has hundreds of maps, a chart thousands of reads.
+    let mut by_top: std::collections::HashMap<&str, Vec<&Read<'_>>> =
+        std::collections::HashMap::new();
+    for read in &reads {
+        by_top
+            .entry(read.keys.first().copied().unwrap_or_default())
+            .or_default()
+            .push(read);
+    }
+    let whole = by_top.get("").cloned().unwrap_or_default();
     for (i, path) in paths.iter().enumerate() {
-        match follow(path, &reads, templates, subcharts) {
+        let top = path.first().map_or("", String::as_str);
+        let concerned: Vec<&Read<'_>> = whole
+            .iter()
+            .chain(by_top.get(top).into_iter().flatten())
+            .copied()
+            .collect();
+        match follow(path, &concerned, templates, subcharts) {
             Ok(found) => {
                 for line in found {
                     lines.entry(line).or_default().push(i);
@@ -146,7 +163,7 @@ pub fn render(
 /// The lines that read the candidate at `path`, or why it cannot be followed.
 fn follow(
     path: &[String],
-    reads: &[Read<'_>],
+    reads: &[&Read<'_>],
     templates: &[Template],
     subcharts: &[String],
 ) -> Result<Vec<(usize, usize)>, String> {
@@ -207,7 +224,27 @@ fn reads(templates: &[Template]) -> Vec<Read<'_>> {
     for (template, file) in templates.iter().enumerate() {
         // The blocks open at the start of each line: true for `define`/`with`/`range`.
         let mut open: Vec<bool> = Vec::new();
+        // Inside an action that began on an earlier line and has not ended yet.
+        let mut in_action = false;
         for (line, text) in file.text.lines().enumerate() {
+            if in_action {
+                // The rest of an action over several lines: what it reads, it reads in a way
+                // no line shows, which blocks it.
+                in_action = !text.contains("}}");
+                for keys in values_reads(text) {
+                    reads.push(Read {
+                        template,
+                        line,
+                        keys,
+                        context: Context::Scoped,
+                    });
+                }
+                continue;
+            }
+            if !text.contains("{{") {
+                // No action: no read, and no block opens or ends here.
+                continue;
+            }
             let scoped_before = open.iter().any(|scoped| *scoped);
             let actions: Vec<&str> = match evaluate::pieces(text) {
                 Some(pieces) => pieces
@@ -217,8 +254,20 @@ fn reads(templates: &[Template]) -> Vec<Read<'_>> {
                         Piece::Text(_) => None,
                     })
                     .collect(),
-                // An action over several lines: read as scoped, which blocks what it reads.
-                None => vec![text],
+                // An action over several lines starts here: read as scoped, which blocks what
+                // it reads.
+                None => {
+                    in_action = true;
+                    for keys in values_reads(text) {
+                        reads.push(Read {
+                            template,
+                            line,
+                            keys,
+                            context: Context::Scoped,
+                        });
+                    }
+                    continue;
+                }
             };
             let depth_before = open.len();
             for action in &actions {
@@ -355,6 +404,24 @@ mod tests {
                     "not proven: without Helm, the values under `sub` feed a subchart, whose templates this reading does not follow"
                 ),
             ]
+        );
+    }
+
+    #[test]
+    fn an_action_over_several_lines_blocks_what_it_reads() {
+        let templates = [template(
+            "c/templates/d.yaml",
+            "image: {{ include \"c.image\" (dict\n  \"root\" .Values.image\n  \"ctx\" $) }}\nother: {{ .Values.image.tag }}\n",
+        )];
+        let root = json!({"Values": {"image": {"tag": "t"}}});
+        let rendering = render(&templates, &[path("image")], &[], &root);
+        assert_eq!(rendering.blocked.len(), 1, "{:?}", rendering.blocked);
+        assert!(
+            rendering.blocked[0]
+                .1
+                .contains("is read whole at c/templates/d.yaml:2"),
+            "{:?}",
+            rendering.blocked
         );
     }
 
