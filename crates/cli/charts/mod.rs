@@ -144,13 +144,11 @@ fn render_and_decide(
         return Err("the values file changed while tagpin read it".to_owned());
     }
     let mut images = chart::values_images(&file.path, &text).map_err(|error| error.to_string())?;
-    let renderer = match helm {
-        Some(helm) => Renderer::Helm(helm.clone()),
-        None => {
-            let paths: Vec<Vec<String>> =
-                images.candidates.iter().map(|c| c.path.clone()).collect();
-            Renderer::Static(renderer::StaticChart::read(chart, &paths)?.into())
-        }
+    let renderer = if let Some(helm) = helm {
+        Renderer::Helm(helm.clone())
+    } else {
+        let paths: Vec<Vec<String>> = images.candidates.iter().map(|c| c.path.clone()).collect();
+        Renderer::Static(renderer::StaticChart::read(chart, &paths)?.into())
     };
     let renderer = &renderer;
     let own_values = file.path.parent() == Some(chart)

@@ -246,29 +246,27 @@ fn reads(templates: &[Template]) -> Vec<Read<'_>> {
                 continue;
             }
             let scoped_before = open.iter().any(|scoped| *scoped);
-            let actions: Vec<&str> = match evaluate::pieces(text) {
-                Some(pieces) => pieces
-                    .into_iter()
-                    .filter_map(|p| match p {
-                        Piece::Action(a) => Some(a),
-                        Piece::Text(_) => None,
-                    })
-                    .collect(),
+            let Some(pieces) = evaluate::pieces(text) else {
                 // An action over several lines starts here: read as scoped, which blocks what
                 // it reads.
-                None => {
-                    in_action = true;
-                    for keys in values_reads(text) {
-                        reads.push(Read {
-                            template,
-                            line,
-                            keys,
-                            context: Context::Scoped,
-                        });
-                    }
-                    continue;
+                in_action = true;
+                for keys in values_reads(text) {
+                    reads.push(Read {
+                        template,
+                        line,
+                        keys,
+                        context: Context::Scoped,
+                    });
                 }
+                continue;
             };
+            let actions: Vec<&str> = pieces
+                .into_iter()
+                .filter_map(|p| match p {
+                    Piece::Action(a) => Some(a),
+                    Piece::Text(_) => None,
+                })
+                .collect();
             let depth_before = open.len();
             for action in &actions {
                 match first_word(action) {
