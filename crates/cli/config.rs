@@ -45,6 +45,9 @@ pub struct Config {
     pub helm: Option<String>,
     /// What to do with split image maps no rendering proves.
     pub unproven_values: Option<UnprovenValues>,
+    /// User-defined patterns: references in text files tagpin does not know.
+    #[serde(default)]
+    pub custom: Vec<Custom>,
     /// Platforms (`os/arch[/variant]`) every new digest must serve.
     #[serde(default)]
     pub platforms: Vec<String>,
@@ -74,6 +77,36 @@ pub enum UnprovenValues {
     Report,
     /// Write it as its key names say (the digest into `digest:`, else after the tag).
     KeyNames,
+}
+
+/// One `custom` entry: the files it reads and the pattern that finds references in them.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Custom {
+    /// Globs, relative to the scanned directory, as `include` reads them.
+    pub files: Vec<String>,
+    /// A regex with a named group `ref`, or `name` with `tag` and/or `digest`; checked while
+    /// parsing, so a bad one is an error at its entry's line.
+    #[serde(deserialize_with = "checked_pattern")]
+    pub pattern: String,
+}
+
+fn checked_pattern<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    let pattern = String::deserialize(deserializer)?;
+    match tagpin_formats::CustomPattern::new(&pattern) {
+        Ok(_) => Ok(pattern),
+        Err(error) => {
+            let mut message = format!("invalid `custom` pattern `{pattern}`: {error}");
+            if let Some(source) = std::error::Error::source(&error) {
+                // The regex error spans lines (it draws the pattern); keep its last line.
+                let detail = source.to_string();
+                let last = detail.lines().last().unwrap_or_default().trim();
+                message.push_str(": ");
+                message.push_str(last.trim_start_matches("error: "));
+            }
+            Err(serde::de::Error::custom(message))
+        }
+    }
 }
 
 /// A config file and where it came from.
@@ -177,7 +210,36 @@ mod tests {
         std::fs::write(&path, "exclude: [vendor]\nignroe: ['busybox']\n").unwrap();
         let error = Config::load(&path).unwrap_err();
         let rendered = format!("{error:#}").replace(&dir.path().display().to_string(), "<dir>");
-        insta::assert_snapshot!(rendered, @"invalid config file `<dir>/.tagpin.yaml`: unknown field `ignroe`, expected one of `include`, `exclude`, `ignore`, `mirrors`, `insecure_registries`, `concurrency`, `per_registry_concurrency`, `timeout_seconds`, `helm`, `unproven_values`, `platforms`, `latest` at line 2 column 1");
+        insta::assert_snapshot!(rendered, @"invalid config file `<dir>/.tagpin.yaml`: unknown field `ignroe`, expected one of `include`, `exclude`, `ignore`, `mirrors`, `insecure_registries`, `concurrency`, `per_registry_concurrency`, `timeout_seconds`, `helm`, `unproven_values`, `custom`, `platforms`, `latest` at line 2 column 1");
+    }
+
+    #[test]
+    fn custom_entries_parse_and_a_bad_pattern_is_an_error_at_its_entry_line() {
+        let config = Config::parse(
+            "custom:\n  - files: ['**/images/*.tag']\n    pattern: '^(?P<ref>\\S+)$'\n",
+        )
+        .unwrap();
+        assert_eq!(
+            config.custom,
+            [Custom {
+                files: vec!["**/images/*.tag".to_owned()],
+                pattern: "^(?P<ref>\\S+)$".to_owned(),
+            }]
+        );
+        let bad = |text: &str| Config::parse(text).unwrap_err().to_string();
+        insta::assert_snapshot!(
+            bad("exclude: []\ncustom:\n  - files: [a]\n    pattern: '(?P<ref>\\S+'\n"),
+            @r"custom[0]: invalid `custom` pattern `(?P<ref>\S+`: invalid regex: unclosed group at line 3 column 5"
+        );
+        insta::assert_snapshot!(
+            bad("custom:\n  - files: [a]\n    pattern: '\\S+'\n"),
+            @r"custom[0]: invalid `custom` pattern `\S+`: the pattern has no named group `ref` or `name` at line 2 column 5"
+        );
+        assert!(Config::parse("custom:\n  - pattern: '(?P<ref>x)'\n").is_err());
+        assert!(
+            Config::parse("custom:\n  - files: [a]\n    pattern: '(?P<ref>x)'\n    x: 1\n")
+                .is_err()
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::Context as _;
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
-use tagpin_formats::{Finding, Status};
+use tagpin_formats::{CustomPattern, Finding, Status};
 
 /// `include` and `exclude` globs, matched against a path relative to the scanned directory.
 ///
@@ -15,6 +15,7 @@ use tagpin_formats::{Finding, Status};
 pub struct PathFilter {
     include: Option<GlobSet>,
     exclude: GlobSet,
+    custom: CustomRules,
 }
 
 impl Default for PathFilter {
@@ -22,7 +23,59 @@ impl Default for PathFilter {
         Self {
             include: None,
             exclude: GlobSet::empty(),
+            custom: CustomRules::default(),
         }
+    }
+}
+
+/// The config's `custom` entries: which files each reads, with which pattern.
+#[derive(Clone, Debug, Default)]
+pub struct CustomRules {
+    /// Every entry's globs; `owners[i]` is the entry glob `i` belongs to.
+    files: Option<GlobSet>,
+    owners: Vec<usize>,
+    patterns: Vec<CustomPattern>,
+}
+
+impl CustomRules {
+    pub fn new(entries: &[crate::config::Custom]) -> anyhow::Result<Self> {
+        if entries.is_empty() {
+            return Ok(Self::default());
+        }
+        let mut globs = Vec::new();
+        let mut owners = Vec::new();
+        let mut patterns = Vec::new();
+        for (index, entry) in entries.iter().enumerate() {
+            globs.extend(entry.files.iter().cloned());
+            owners.extend(std::iter::repeat_n(index, entry.files.len()));
+            patterns.push(
+                CustomPattern::new(&entry.pattern)
+                    .with_context(|| format!("invalid `custom` pattern `{}`", entry.pattern))?,
+            );
+        }
+        Ok(Self {
+            files: Some(path_globs(&globs).context("invalid `custom` files glob")?),
+            owners,
+            patterns,
+        })
+    }
+
+    /// The patterns of the entries whose `files` match `relative`, in config order.
+    pub fn patterns_for(&self, relative: &Path) -> Vec<CustomPattern> {
+        let Some(files) = &self.files else {
+            return Vec::new();
+        };
+        let mut entries: Vec<usize> = files
+            .matches(relative)
+            .into_iter()
+            .map(|glob| self.owners[glob])
+            .collect();
+        entries.sort_unstable();
+        entries.dedup();
+        entries
+            .into_iter()
+            .map(|entry| self.patterns[entry].clone())
+            .collect()
     }
 }
 
@@ -34,12 +87,37 @@ impl PathFilter {
             Some(path_globs(include).context("invalid `include` glob")?)
         };
         let exclude = path_globs(exclude).context("invalid `exclude` glob")?;
-        Ok(Self { include, exclude })
+        Ok(Self {
+            include,
+            exclude,
+            custom: CustomRules::default(),
+        })
+    }
+
+    /// The filter with the config's `custom` entries.
+    pub fn with_custom(self, custom: CustomRules) -> Self {
+        Self { custom, ..self }
+    }
+
+    /// The `custom` patterns that read the file at `relative` (empty for most files). Such a
+    /// file is read whatever its name; `exclude` still applies in a walked directory.
+    pub fn custom_patterns(&self, relative: &Path) -> Vec<CustomPattern> {
+        self.custom.patterns_for(relative)
     }
 
     /// Whether the walker enters the directory at `relative`.
     pub fn enters(&self, relative: &Path) -> bool {
         !self.exclude.is_match(relative)
+    }
+
+    /// Whether the file at `relative` is read: by [`PathFilter::reads`], or, for a file
+    /// `custom` names, unless `exclude` matches it.
+    pub fn reads_or_custom(&self, relative: &Path, custom: bool) -> bool {
+        if custom {
+            !self.exclude.is_match(relative)
+        } else {
+            self.reads(relative)
+        }
     }
 
     /// Whether the file at `relative` is read.
@@ -155,8 +233,7 @@ mod tests {
             reference: ImageReference::parse(text).ok(),
             resolve: None,
             tag_source: None,
-            platform: None,
-            pull_policy: None,
+            extras: None,
             site: EditSite::Inline,
             warnings: Vec::new(),
         }

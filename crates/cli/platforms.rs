@@ -36,7 +36,7 @@ pub enum Verdict {
 /// literally, else the `configured` ones (empty: the default). A literal tagpin cannot read
 /// as a platform narrows nothing.
 pub fn in_force(finding: &tagpin_formats::Finding, configured: &[Platform]) -> Vec<Platform> {
-    match finding.platform.as_deref().map(str::parse::<Platform>) {
+    match finding.platform().map(str::parse::<Platform>) {
         Some(Ok(platform)) => vec![platform],
         Some(Err(_)) | None => configured.to_vec(),
     }

@@ -46,7 +46,7 @@ use anyhow::{Context as _, bail};
 
 use crate::args::{ColorChoice, GlobalArgs, PrArgs};
 use crate::config::{self, Config, LatestPolicy, LoadedConfig, UnprovenValues};
-use crate::filter::{IgnorePatterns, PathFilter};
+use crate::filter::{CustomRules, IgnorePatterns, PathFilter};
 use tagpin_registry::{Mirror, Platform, Secret};
 
 /// Every environment variable tagpin reads.
@@ -405,7 +405,10 @@ impl Settings {
 
         Ok(Self {
             paths: PathFilter::new(&config.include, &config.exclude)
-                .with_context(|| in_config("include/exclude"))?,
+                .with_context(|| in_config("include/exclude"))?
+                .with_custom(
+                    CustomRules::new(&config.custom).with_context(|| in_config("custom"))?,
+                ),
             ignore: IgnorePatterns::new(&config.ignore).with_context(|| in_config("ignore"))?,
             config_file,
             mirrors: mirrors.into_values().collect(),

@@ -10,6 +10,9 @@
 //!   file's `include`/`exclude` apply.
 //! - A file given as a PATH is read as given, whatever its name: no filter applies, and a name
 //!   tagpin does not know is scanned as [`FileKind::Shell`] ("other text").
+//! - A file the config's `custom` entries name is read as [`FileKind::Custom`] with their
+//!   patterns, whatever its name (given as PATH or walked; `include` does not limit it,
+//!   `exclude` does in a walked directory).
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +29,8 @@ pub struct Candidate {
     /// How to show it: see [`DisplayPaths`].
     pub display: String,
     pub kind: FileKind,
+    /// For [`FileKind::Custom`]: the config's patterns that read it.
+    pub patterns: Vec<tagpin_formats::CustomPattern>,
 }
 
 /// What the walker found.
@@ -110,18 +115,29 @@ fn walk_root(
                         return WalkState::Continue;
                     }
                     let path = entry.path();
-                    let detected = FileKind::detect(&absolute(path));
+                    // A file given as PATH is matched as given, one below it relative to it.
+                    let relative = if entry.depth() == 0 {
+                        path.strip_prefix(".").unwrap_or(path)
+                    } else {
+                        path.strip_prefix(root).unwrap_or(path)
+                    };
+                    let patterns = filter.custom_patterns(relative);
+                    let detected = if patterns.is_empty() {
+                        FileKind::detect(&absolute(path))
+                    } else {
+                        Some(FileKind::Custom)
+                    };
                     let kind = if entry.depth() == 0 {
                         Some(detected.unwrap_or(FileKind::Shell))
                     } else {
-                        let relative = path.strip_prefix(root).unwrap_or(path);
-                        detected.filter(|_| filter.reads(relative))
+                        detected.filter(|_| filter.reads_or_custom(relative, !patterns.is_empty()))
                     };
                     if let Some(kind) = kind {
                         visit(Visit::File(Candidate {
                             path: path.to_owned(),
                             display: display.show(root, path),
                             kind,
+                            patterns,
                         }));
                     }
                 }

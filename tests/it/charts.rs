@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::context::TestContext;
-use crate::pin::{assert_tree, copy_tree, expand, fixture_dir, placeholders, tree};
+use crate::pin::{assert_tree, bless, copy_tree, fixture_dir, golden, tree};
 use crate::registry::{Flavour, Registry};
 
 /// The images the charts render and tagpin may pin. The ones it must leave alone (a tag that
@@ -111,7 +111,8 @@ fn charts_are_pinned_where_a_rendering_proves_it_and_nowhere_else() {
         "{left:?}"
     );
     assert!(
-        reason("needs-dependency/values.yaml").starts_with("not proven: the chart does not render"),
+        reason("needs-dependency/values.yaml")
+            .starts_with("not proven: with Helm the chart does not render"),
         "{left:?}"
     );
     assert!(
@@ -125,55 +126,38 @@ fn charts_are_pinned_where_a_rendering_proves_it_and_nowhere_else() {
 
     let write = setup.run(&["pin", ".", "--write"], true);
     write.assert_code(0);
-    if std::env::var_os("TAGPIN_BLESS").is_some() {
-        let golden = fixture_dir("charts.expected");
-        let _ = std::fs::remove_dir_all(&golden);
-        for (path, bytes) in tree(&root) {
-            let text = placeholders(&String::from_utf8(bytes).unwrap(), setup.registry.pushed());
-            let target = golden.join(path);
-            std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-            std::fs::write(target, text).unwrap();
-        }
-    }
-    let golden: BTreeMap<String, Vec<u8>> = tree(&fixture_dir("charts.expected"))
-        .into_iter()
-        .map(|(path, bytes)| {
-            let text = String::from_utf8(bytes).unwrap();
-            (path, expand(&text, setup.registry.pushed()).into_bytes())
-        })
-        .collect();
+    bless(&root, "charts.expected", setup.registry.pushed());
+    let golden = golden("charts.expected", setup.registry.pushed());
     assert_tree(&root, &golden);
 
     // What each chart renders now: the pinned references, in the form its template builds.
-    let nginx = setup.digest("docker.io/bitnami/nginx:1.29.1-debian-12-r0");
+    for (chart, key, line) in [
+        (
+            "bitnami-style",
+            "docker.io/bitnami/nginx:1.29.1-debian-12-r0",
+            "image: docker.io/bitnami/nginx@{}\n",
+        ),
+        (
+            "prometheus-sha",
+            "quay.io/prometheus/node-exporter:v1.8.2",
+            "image: \"quay.io/prometheus/node-exporter:v1.8.2@{}\"\n",
+        ),
+        (
+            "ingress-style",
+            "registry.k8s.io/ingress-nginx/controller:v1.11.2",
+            "image: \"registry.k8s.io/ingress-nginx/controller:v1.11.2@{}\"\n",
+        ),
+        (
+            "umbrella",
+            "ghcr.io/acme/sub:1.0",
+            "image: \"ghcr.io/acme/sub:1.0@{}\"\n",
+        ),
+    ] {
+        let rendered = render(&root.join(chart));
+        let line = line.replace("{}", setup.digest(key));
+        assert!(rendered.contains(&line), "{chart}: {line}\n{rendered}");
+    }
     let exporter = setup.digest("docker.io/bitnami/nginx-exporter:1.4.2-debian-12-r9");
-    let bitnami = render(&root.join("bitnami-style"));
-    assert!(
-        bitnami.contains(&format!("image: docker.io/bitnami/nginx@{nginx}\n")),
-        "{bitnami}"
-    );
-    let node = setup.digest("quay.io/prometheus/node-exporter:v1.8.2");
-    let prometheus = render(&root.join("prometheus-sha"));
-    assert!(
-        prometheus.contains(&format!(
-            "image: \"quay.io/prometheus/node-exporter:v1.8.2@{node}\"\n"
-        )),
-        "{prometheus}"
-    );
-    let controller = setup.digest("registry.k8s.io/ingress-nginx/controller:v1.11.2");
-    let ingress = render(&root.join("ingress-style"));
-    assert!(
-        ingress.contains(&format!(
-            "image: \"registry.k8s.io/ingress-nginx/controller:v1.11.2@{controller}\"\n"
-        )),
-        "{ingress}"
-    );
-    let sub = setup.digest("ghcr.io/acme/sub:1.0");
-    let umbrella = render(&root.join("umbrella"));
-    assert!(
-        umbrella.contains(&format!("image: \"ghcr.io/acme/sub:1.0@{sub}\"\n")),
-        "{umbrella}"
-    );
     // The metrics container is off by default; with it on, it is pinned too.
     let values = std::fs::read_to_string(root.join("bitnami-style/values.yaml")).unwrap();
     assert!(
@@ -189,34 +173,61 @@ fn charts_are_pinned_where_a_rendering_proves_it_and_nowhere_else() {
 }
 
 #[test]
-fn without_helm_no_split_map_is_written() {
+fn without_helm_only_what_the_templates_show_is_written_and_it_is_what_helm_proves() {
     let setup = Setup::new();
     let root = setup.context.root().to_owned();
     let original = tree(&root);
     let run = setup.run(&["pin", ".", "--write", "--format", "json"], false);
     run.assert_code(0);
     let doc = run.json();
-    // Only the string written whole (a values file's `sidecar.image`) and the subchart's
-    // nothing: every split map waits for a rendering.
+    // The string written whole, and the subchart whose template line reads its map directly.
     let edits: Vec<(&str, u64)> = doc["edits"]
         .as_array()
         .unwrap()
         .iter()
         .map(|e| (e["path"].as_str().unwrap(), e["line"].as_u64().unwrap()))
         .collect();
-    assert_eq!(edits, [("env/prod-values.yaml", 6)], "{run}");
-    let left = unsupported(&doc);
-    assert!(
-        left.iter()
-            .any(|(path, _, reason)| path == "bitnami-style/values.yaml"
-                && reason.contains("no Helm to render the chart with")),
-        "{left:?}"
+    assert_eq!(
+        edits,
+        [
+            ("env/prod-values.yaml", 6),
+            ("umbrella/charts/sub/values.yaml", 2)
+        ],
+        "{run}"
     );
+    let left = unsupported(&doc);
+    for (path, reason) in [
+        (
+            "bitnami-style/values.yaml",
+            "not proven: without Helm, `.Values.image` is read whole at bitnami-style/templates/deployment.yaml:10",
+        ),
+        (
+            "ingress-style/values.yaml",
+            "not proven: without Helm, `.Values.controller.image` is read whole",
+        ),
+        (
+            "umbrella/values.yaml",
+            "the values under `sub` feed a subchart",
+        ),
+        (
+            "label-tag/values.yaml",
+            "the tag also feeds `app.kubernetes.io/version",
+        ),
+    ] {
+        assert!(
+            left.iter().any(|(p, _, r)| p == path && r.contains(reason)),
+            "{path}: {reason}\n{left:?}"
+        );
+    }
+    // Every file is as it was or as the Helm-proven golden has it: no edit Helm would refuse.
+    let golden = golden("charts.expected", setup.registry.pushed());
     let after = tree(&root);
-    for (path, bytes) in &original {
-        if path != "env/prod-values.yaml" {
-            assert_eq!(&after[path], bytes, "{path} changed");
-        }
+    for (path, bytes) in &after {
+        assert!(
+            *bytes == original[path] || *bytes == golden[path],
+            "{path} is neither as it was nor as Helm proves it:\n{}",
+            String::from_utf8_lossy(bytes)
+        );
     }
 }
 
@@ -393,4 +404,29 @@ fn render_enabled(chart: &Path) -> String {
         }
     }
     all
+}
+
+#[test]
+fn crlf_values_are_pinned_like_lf_ones() {
+    let setup = Setup::new();
+    let root = setup.context.root().to_owned();
+    // Every values file with CRLF line ends (templates stay LF, as Helm reads either).
+    let crlf = |text: &str| text.replace("\r\n", "\n").replace('\n', "\r\n");
+    for (path, bytes) in tree(&root) {
+        if path.ends_with("values.yaml") {
+            std::fs::write(root.join(&path), crlf(&String::from_utf8(bytes).unwrap())).unwrap();
+        }
+    }
+    let write = setup.run(&["pin", ".", "--write"], true);
+    write.assert_code(0);
+    for (path, bytes) in golden("charts.expected", setup.registry.pushed()) {
+        let text = String::from_utf8(bytes).unwrap();
+        let want = if path.ends_with("values.yaml") {
+            crlf(&text)
+        } else {
+            text
+        };
+        let got = String::from_utf8(std::fs::read(root.join(&path)).unwrap()).unwrap();
+        assert_eq!(got, want, "{path}");
+    }
 }

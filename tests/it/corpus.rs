@@ -273,3 +273,52 @@ fn cozystack_pin_write() {
     }
     assert_eq!(summary["unresolved"], unresolved.len());
 }
+
+/// Issue 12: cozystack keeps image references in `images/*.tag` files its build writes; a
+/// two-line `custom` entry finds both, and the one that is floating.
+#[test]
+fn cozystack_tag_files_are_read_by_a_custom_pattern() {
+    let Some(corpus) = corpus() else { return };
+    let context = TestContext::new();
+    context.write(
+        "tagpin.yaml",
+        "custom:\n  - files: ['**/images/*.tag']\n    pattern: '^(?P<ref>\\S+)$'\n",
+    );
+    let config = context.path("tagpin.yaml");
+    let run = context.run([
+        "--config",
+        config.to_str().unwrap(),
+        "scan",
+        corpus.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    run.assert_code(0);
+    let doc = run.json();
+    let custom: BTreeMap<String, String> = doc["references"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "custom")
+        .map(|r| {
+            (
+                r["path"].as_str().unwrap().to_owned(),
+                r["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        custom,
+        BTreeMap::from([
+            (
+                "packages/apps/kubernetes/images/kubevirt-csi-driver.tag".to_owned(),
+                "pinned".to_owned()
+            ),
+            (
+                "packages/extra/seaweedfs/images/seaweedfs-cosi-driver.tag".to_owned(),
+                "floating".to_owned()
+            ),
+        ]),
+        "{doc}"
+    );
+}

@@ -11,6 +11,7 @@ mod corpus;
 mod fixtures;
 mod generate;
 mod helm;
+mod kinds;
 mod pin;
 mod platforms;
 mod pr;

@@ -87,7 +87,7 @@ fn mtimes(dir: &Path) -> BTreeMap<String, SystemTime> {
 }
 
 /// `text` with every pushed digest written as `<digest:KEY>`.
-pub fn placeholders(text: &str, pushed: &BTreeMap<String, String>) -> String {
+fn placeholders(text: &str, pushed: &BTreeMap<String, String>) -> String {
     let text = pushed.iter().fold(text.to_owned(), |text, (key, digest)| {
         text.replace(digest.as_str(), &format!("<digest:{key}>"))
     });
@@ -102,7 +102,7 @@ fn hex(digest: &str) -> &str {
 }
 
 /// `text` with every `<digest:KEY>` replaced by the digest pushed for KEY.
-pub fn expand(text: &str, pushed: &BTreeMap<String, String>) -> String {
+fn expand(text: &str, pushed: &BTreeMap<String, String>) -> String {
     let expanded = pushed.iter().fold(text.to_owned(), |text, (key, digest)| {
         text.replace(&format!("<digest:{key}>"), digest)
             .replace(&format!("<hex:{key}>"), hex(digest))
@@ -114,9 +114,30 @@ pub fn expand(text: &str, pushed: &BTreeMap<String, String>) -> String {
     expanded
 }
 
+/// With `TAGPIN_BLESS` set, rewrites the golden tree `name` from `root`, digests as
+/// placeholders.
+pub fn bless(root: &Path, name: &str, pushed: &BTreeMap<String, String>) {
+    if std::env::var_os("TAGPIN_BLESS").is_none() {
+        return;
+    }
+    let golden = fixture_dir(name);
+    let _ = std::fs::remove_dir_all(&golden);
+    for (path, bytes) in tree(root) {
+        let text = placeholders(&String::from_utf8(bytes).unwrap(), pushed);
+        let target = golden.join(path);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::write(target, text).unwrap();
+    }
+}
+
 /// The golden tree with the digests of `pushed`.
 fn expected(pushed: &BTreeMap<String, String>) -> BTreeMap<String, Vec<u8>> {
-    tree(&fixture_dir("pin-repo.expected"))
+    golden("pin-repo.expected", pushed)
+}
+
+/// The golden tree `name` with the digests of `pushed`.
+pub fn golden(name: &str, pushed: &BTreeMap<String, String>) -> BTreeMap<String, Vec<u8>> {
+    tree(&fixture_dir(name))
         .into_iter()
         .map(|(path, bytes)| {
             let text = String::from_utf8(bytes).unwrap();
@@ -215,16 +236,7 @@ fn pin_writes_the_golden_files_and_is_idempotent() {
     assert_eq!(write.stdout, "", "{write}");
     assert!(write.stderr.contains("wrote 7 files"), "{write}");
 
-    if std::env::var_os("TAGPIN_BLESS").is_some() {
-        let golden = fixture_dir("pin-repo.expected");
-        let _ = std::fs::remove_dir_all(&golden);
-        for (path, bytes) in tree(&root) {
-            let text = placeholders(&String::from_utf8(bytes).unwrap(), setup.registry.pushed());
-            let target = golden.join(path);
-            std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-            std::fs::write(target, text).unwrap();
-        }
-    }
+    bless(&root, "pin-repo.expected", setup.registry.pushed());
     assert_tree(&root, &expected(setup.registry.pushed()));
 
     // A second run changes nothing: same bytes, same modification times.

@@ -10,6 +10,7 @@
 //! it by its key names). Strings written whole are pinned as for any YAML.
 
 mod helm;
+mod renderer;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ use tagpin_formats::chart::{self, Expected, Render, Rendered, Renderings};
 use tagpin_formats::{EditSite, Finding};
 
 pub use helm::Helm;
+use renderer::Renderer;
 
 use crate::commands::ScannedFile;
 use crate::config::UnprovenValues;
@@ -30,7 +32,7 @@ pub type Charts = BTreeMap<String, ChartValues>;
 /// A values file decided by rendering its chart.
 #[derive(Debug)]
 pub struct ChartValues {
-    helm: Helm,
+    renderer: Renderer,
     chart: PathBuf,
     /// The overrides of the original rendering (`enabled` flags on the candidates' paths).
     flags: String,
@@ -43,9 +45,10 @@ pub struct ChartValues {
     drops_tag: BTreeSet<(usize, usize)>,
 }
 
-/// Decides the values files among `files` by rendering their charts, in parallel. Returns
-/// what [`prove`] needs for each file it decided.
-pub fn learn(files: &mut [ScannedFile], settings: &Settings) -> Charts {
+/// Decides the values files among `files` by rendering their charts, in parallel. With
+/// `prove` (`pin`), also renders what the proof of the edits needs, and returns it for each
+/// file it decided.
+pub fn learn(files: &mut [ScannedFile], settings: &Settings, prove: bool) -> Charts {
     let helm = settings.helm.as_deref().and_then(Helm::find);
     let jobs: Vec<&mut ScannedFile> = files
         .iter_mut()
@@ -67,7 +70,9 @@ pub fn learn(files: &mut [ScannedFile], settings: &Settings) -> Charts {
                     else {
                         break;
                     };
-                    if let Some(values) = learn_file(file, helm.as_ref(), settings) {
+                    let learnt = learn_file(file, helm.as_ref(), settings, prove);
+                    // Only the proof needs what was learnt: `scan` and `check` keep nothing.
+                    if let Some(values) = learnt.filter(|_| prove) {
                         charts
                             .lock()
                             .expect("no panics holding the lock")
@@ -80,11 +85,13 @@ pub fn learn(files: &mut [ScannedFile], settings: &Settings) -> Charts {
     charts.into_inner().expect("no panics holding the lock")
 }
 
-/// Decides one values file, or leaves its split maps unproven with the reason.
+/// Decides one values file, or leaves its split maps unproven with the reason. Without Helm,
+/// or when Helm cannot render the chart, tagpin's own reading of the templates decides.
 fn learn_file(
     file: &mut ScannedFile,
     helm: Option<&Helm>,
     settings: &Settings,
+    prove: bool,
 ) -> Option<ChartValues> {
     let unproven = |file: &mut ScannedFile, reason: &str| {
         if settings.unproven_values == UnprovenValues::Report {
@@ -99,27 +106,34 @@ fn learn_file(
         );
         return None;
     };
-    let Some(helm) = helm else {
-        unproven(
-            file,
-            "not proven: no Helm to render the chart with (install `helm`, or name it with \
-             --helm)",
-        );
-        return None;
+    let helm_failed = match helm {
+        Some(helm) => match render_and_decide(file, &chart, Some(helm), None, prove) {
+            Ok(values) => return Some(values),
+            Err(reason) => Some(reason),
+        },
+        None => None,
     };
-    match render_and_decide(file, &chart, helm) {
+    match render_and_decide(file, &chart, None, helm_failed.as_deref(), prove) {
         Ok(values) => Some(values),
         Err(reason) => {
-            unproven(file, &format!("not proven: {reason}"));
+            let reason = match helm_failed {
+                Some(helm) => format!("not proven: with Helm {helm}; without Helm, {reason}"),
+                None => format!("not proven: {reason}"),
+            };
+            unproven(file, &reason);
             None
         }
     }
 }
 
+/// Renders with `helm`, or without it by the static reading. `helm_failed` is why Helm could
+/// not render the chart, when the static reading is the fallback: the reasons it gives say so.
 fn render_and_decide(
     file: &mut ScannedFile,
     chart: &Path,
-    helm: &Helm,
+    helm: Option<&Helm>,
+    helm_failed: Option<&str>,
+    prove: bool,
 ) -> Result<ChartValues, String> {
     let text = std::fs::read_to_string(&file.path)
         .map_err(|error| format!("cannot read the values again: {error}"))?;
@@ -130,6 +144,13 @@ fn render_and_decide(
         return Err("the values file changed while tagpin read it".to_owned());
     }
     let mut images = chart::values_images(&file.path, &text).map_err(|error| error.to_string())?;
+    let renderer = if let Some(helm) = helm {
+        Renderer::Helm(helm.clone())
+    } else {
+        let paths: Vec<Vec<String>> = images.candidates.iter().map(|c| c.path.clone()).collect();
+        Renderer::Static(renderer::StaticChart::read(chart, &paths)?.into())
+    };
+    let renderer = &renderer;
     let own_values = file.path.parent() == Some(chart)
         && file
             .path
@@ -138,16 +159,19 @@ fn render_and_decide(
     // The chart's own values.yaml Helm reads anyway; another is given to it.
     let overlay = (!own_values).then(|| file.path.clone());
     let values: Vec<&Path> = overlay.iter().map(PathBuf::as_path).collect();
-    let render = |images: &chart::ValuesImages, which: Render| -> Result<Rendered, String> {
-        helm.render(chart, &values, &chart::overrides(images, which))
-            .map(|output| Rendered::parse(&output))
-            .map_err(|error| format!("the chart does not render ({error})"))
+    let mut blocked = Vec::new();
+    let mut render = |images: &chart::ValuesImages, which: Render| -> Result<Rendered, String> {
+        let output = renderer
+            .render(chart, &values, &chart::overrides(images, which))
+            .map_err(|error| format!("the chart does not render ({error})"))?;
+        blocked = output.blocked;
+        Ok(Rendered::parse(&output.text))
     };
     // With every `enabled` flag on the candidates' paths on, more of the chart shows; a chart
     // may refuse one (a feature that needs values of its own): then each flag is tried alone
     // and those the chart accepts are kept. What the others keep off is not rendered.
-    let original = match render(&images, Render::Original) {
-        Ok(original) => original,
+    let sentinels = match render(&images, Render::Sentinels) {
+        Ok(sentinels) => sentinels,
         Err(_) if !images.disabled.is_empty() => {
             let flags = std::mem::take(&mut images.disabled);
             let accepted: Vec<_> = flags
@@ -157,21 +181,42 @@ fn render_and_decide(
                         candidates: images.candidates.clone(),
                         disabled: vec![flag.clone()],
                     };
-                    render(&alone, Render::Original).is_ok()
+                    render(&alone, Render::Sentinels).is_ok()
                 })
                 .collect();
             images.disabled = accepted;
-            render(&images, Render::Original)?
+            render(&images, Render::Sentinels)?
         }
         Err(error) => return Err(error),
     };
-    let again = render(&images, Render::Original)?;
     let renderings = Renderings {
-        sentinels: render(&images, Render::Sentinels)?,
+        sentinels,
         names: render(&images, Render::Names)?,
         undigested: render(&images, Render::Undigested)?,
     };
-    let decisions = chart::decide(&images, &renderings, app_version(chart).as_deref());
+    // The original values rendered twice, for the proof only (`pin`).
+    let (original, again) = if prove {
+        (
+            render(&images, Render::Original)?,
+            render(&images, Render::Original)?,
+        )
+    } else {
+        (Rendered::default(), Rendered::default())
+    };
+    let mut decisions = chart::decide(&images, &renderings, app_version(chart).as_deref());
+    for (i, reason) in blocked {
+        if let Some(decision) = decisions.get_mut(i) {
+            let reason = match helm_failed {
+                Some(helm) => format!(
+                    "not proven: with Helm {helm}; {}",
+                    reason.strip_prefix("not proven: ").unwrap_or(&reason)
+                ),
+                None => reason,
+            };
+            decision.rendered = None;
+            decision.site = EditSite::Unsupported { reason };
+        }
+    }
     chart::apply(&mut file.findings, &decisions);
     let at = |span: &std::ops::Range<usize>| {
         file.findings
@@ -186,7 +231,7 @@ fn render_and_decide(
         .filter_map(|d| at(&d.span))
         .collect();
     Ok(ChartValues {
-        helm: helm.clone(),
+        renderer: renderer.clone(),
         chart: chart.to_owned(),
         flags: chart::overrides(&images, Render::Original),
         original,
@@ -218,9 +263,9 @@ impl ChartValues {
         // The edited copy replaces the overlay; over the chart's own values it is laid on top,
         // which is the same: the edits change scalars and add keys, they remove none.
         let after = self
-            .helm
+            .renderer
             .render(&self.chart, &[edited.as_path()], &self.flags)
-            .map(|output| Rendered::parse(&output))
+            .map(|output| Rendered::parse(&output.text))
             .map_err(|error| format!("the chart does not render with the digests ({error})"))?;
         let expected: Vec<Expected> = pinned
             .iter()

@@ -137,7 +137,8 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
         .errors
         .sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
     collected.skipped.sort_by(|a, b| a.path.cmp(&b.path));
-    collected.charts = crate::charts::learn(&mut collected.files, settings);
+    collected.charts =
+        crate::charts::learn(&mut collected.files, settings, keep == Keep::Fingerprint);
     collected
 }
 
@@ -189,6 +190,7 @@ fn scan_file_with(
         path,
         display,
         kind,
+        patterns,
     } = candidate;
     let text = match read::read(&path, buffer) {
         Ok(Contents::Text(text)) => text,
@@ -207,13 +209,17 @@ fn scan_file_with(
     };
     // The scanner's path rules look at parent directories: give it the whole path.
     let rules_path = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
-    if is_chart_test(&rules_path) {
+    if kind != FileKind::Custom && is_chart_test(&rules_path) {
         return Outcome::Skipped(Skipped {
             path: display,
             reason: "a helm-unittest test: its values are the test's expectations".to_owned(),
         });
     }
-    let mut scanned = tagpin_formats::scan(&rules_path, kind, text);
+    let mut scanned = if kind == FileKind::Custom {
+        Ok(tagpin_formats::scan_custom(text, &patterns))
+    } else {
+        tagpin_formats::scan(&rules_path, kind, text)
+    };
     if scanned.is_err() && kind == FileKind::Yaml && in_chart_files(&rules_path, text) {
         // A file a chart's templates read with `.Files.Get` and `tpl`: a template, not YAML.
         scanned = tagpin_formats::scan(&rules_path, FileKind::HelmTemplate, text);

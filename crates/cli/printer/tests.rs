@@ -63,6 +63,24 @@ fn report() -> ScanReport {
     pinned.repository = Some("distroless/static".to_owned());
     pinned.tag = Some("nonroot".to_owned());
     pinned.digest = Some(DIGEST.to_owned());
+    // A chart's values map whose tag is the chart's appVersion and that has no digest key.
+    let mut chart = row(
+        "charts/api/values.yaml",
+        3,
+        15,
+        FileKind::Yaml,
+        "ghcr.io/acme/api:1.4.2",
+        Status::Floating,
+    );
+    chart.registry = Some("ghcr.io".to_owned());
+    chart.repository = Some("acme/api".to_owned());
+    chart.tag = Some("1.4.2".to_owned());
+    chart.tag_source = Some(tagpin_formats::chart::TagSource::AppVersion);
+    chart.unwritable = Some(
+        "the tag comes from the chart's appVersion (`1.4.2`) and the chart renders no digest \
+         key for this map"
+            .to_owned(),
+    );
     ScanReport {
         references: vec![
             row(
@@ -90,6 +108,7 @@ fn report() -> ScanReport {
                 "{{ .Values.image }}",
                 Status::Templated,
             ),
+            chart,
             row(
                 "compose.yaml",
                 6,

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use tagpin_formats::Status;
+use tagpin_formats::chart::TagSource;
 
 use crate::commands::check::CheckReport;
 use crate::commands::scan::ScanReport;
@@ -63,9 +64,15 @@ pub fn scan_table(out: &mut impl Write, report: &ScanReport, color: bool) -> io:
     writeln!(out, "{}", paint(&header, BOLD, color))?;
     for (location, reference) in locations.iter().zip(&report.references) {
         let status = format!("{:status_width$}", status_name(reference.status));
+        // Where a chart's tag comes from, when the values do not write it.
+        let source = match reference.tag_source {
+            Some(TagSource::AppVersion) => "  (tag: the chart's appVersion)",
+            Some(TagSource::Chart) => "  (tag: chosen by the chart)",
+            Some(TagSource::Values) | None => "",
+        };
         writeln!(
             out,
-            "{location:location_width$}  {}  {:kind_width$}  {}",
+            "{location:location_width$}  {}  {:kind_width$}  {}{source}",
             paint(&status, status_style(reference.status), color),
             reference.kind.name(),
             reference.text,
@@ -74,12 +81,18 @@ pub fn scan_table(out: &mut impl Write, report: &ScanReport, color: bool) -> io:
     Ok(())
 }
 
-/// `path:line:column: floating image reference TEXT`, then the warnings.
+/// `path:line:column: floating image reference TEXT` (with why `pin` cannot pin it, when it
+/// cannot), then the warnings.
 pub fn check_lines(out: &mut impl Write, report: &CheckReport, color: bool) -> io::Result<()> {
     for reference in report.floating() {
+        let why = reference
+            .unwritable
+            .as_deref()
+            .map(|reason| format!(" (pin cannot write it: {reason})"))
+            .unwrap_or_default();
         writeln!(
             out,
-            "{}:{}:{}: {} {}",
+            "{}:{}:{}: {} {}{why}",
             reference.path,
             reference.line,
             reference.column,

@@ -43,6 +43,27 @@ pub(crate) fn has_ignore_comment(line: &str) -> bool {
     false
 }
 
+/// Why a reference on a Flux image-automation marker line is left alone.
+pub(crate) const FLUX_MANAGED: &str = "managed by Flux image automation (a `$imagepolicy` marker \
+     on its line): Flux rewrites it, so tagpin leaves it alone";
+
+/// Whether `line` carries a Flux image-automation marker in a comment:
+/// `# {"$imagepolicy": "ns:name"}` (or `ns:name:tag`, `ns:name:name`).
+pub(crate) fn has_flux_marker(line: &str) -> bool {
+    line.find('#').is_some_and(|hash| {
+        let comment = line[hash + 1..].trim_start();
+        comment.starts_with('{') && comment.contains("\"$imagepolicy\"")
+    })
+}
+
+/// The line of `text` holding byte `offset`, without its line ending.
+pub(crate) fn line_of(text: &str, offset: usize) -> &str {
+    let offset = offset.min(text.len());
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    text[start..end].trim_end_matches('\r')
+}
+
 /// Collects findings for one file and turns byte offsets into lines and columns.
 ///
 /// Both stay linear on a file that is one long line (minified JSON): a column is counted from
@@ -211,8 +232,12 @@ impl<'a> Sink<'a> {
             warnings: found.warnings,
             resolve: None,
             tag_source: None,
-            platform: None,
-            pull_policy: found.pull_policy,
+            extras: found.pull_policy.map(|edit| {
+                Box::new(crate::Extras {
+                    platform: None,
+                    pull_policy: Some(edit),
+                })
+            }),
         });
     }
 
@@ -224,7 +249,7 @@ impl<'a> Sink<'a> {
     /// Records the literal `FROM --platform=` value of the finding just pushed.
     pub(crate) fn set_platform_of_last(&mut self, platform: &str) {
         if let Some(finding) = self.findings.last_mut() {
-            finding.platform = Some(platform.to_owned());
+            finding.extras.get_or_insert_default().platform = Some(platform.to_owned());
         }
     }
 

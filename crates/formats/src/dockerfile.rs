@@ -9,9 +9,12 @@
 //! - `RUN --mount=…,from=<image>,…` (any number of `--mount` flags).
 //! - Instructions continued over several lines with the escape character; comment lines inside
 //!   a continuation are skipped, and heredoc bodies (`RUN <<EOF … EOF`) are not instructions.
-//! - Earlier stage names and `scratch` are `local`; anything with `$` is `templated`.
+//! - Earlier stage names and `scratch` are `local`; anything with `$` is `templated`, unless it
+//!   names `ARG`s with usable defaults ([`args`]).
 //! - `# tagpin:ignore` on the instruction's line, or alone on the comment line just above it
 //!   (Dockerfiles have no trailing comments), marks the reference `ignored`.
+
+mod args;
 
 use crate::Status;
 use crate::common::{Found, IGNORE_MARK, Sink};
@@ -35,7 +38,7 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
     let mut stages: Vec<String> = Vec::new();
     let mut directives = true;
     let mut previous_comment_ignores = false;
-    let mut words: Vec<Word<'_>> = Vec::new();
+    let mut instructions: Vec<Instruction<'_>> = Vec::new();
     let mut heredocs: Vec<(String, bool)> = Vec::new();
 
     while pos < len {
@@ -87,7 +90,7 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
             continue;
         }
         // One logical instruction: collect its words over continuation lines.
-        words.clear();
+        let mut words = Vec::new();
         let mut line_start = pos;
         let mut line = line;
         let mut next_pos = next;
@@ -114,10 +117,22 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
             next_pos = n;
         }
         let ignore = std::mem::take(&mut previous_comment_ignores);
-        instruction(sink, &words, &mut stages, ignore);
         collect_heredocs(&words, &mut heredocs);
+        instructions.push(Instruction { words, ignore });
         pos = next_pos;
     }
+    let mut args = args::Args::new(text, &instructions);
+    for instruction in &instructions {
+        self::instruction(sink, instruction, &mut stages, &mut args);
+    }
+    args.finish(sink);
+}
+
+/// One logical instruction (continuation lines joined) and whether a `# tagpin:ignore` comment
+/// line stands just above it.
+struct Instruction<'a> {
+    words: Vec<Word<'a>>,
+    ignore: bool,
 }
 
 /// The line starting at `pos` without its line ending, and the offset of the next line.
@@ -151,18 +166,39 @@ fn split_words<'a>(body: &'a str, offset: usize, words: &mut Vec<Word<'a>>) {
     }
 }
 
-fn instruction(sink: &mut Sink<'_>, words: &[Word<'_>], stages: &mut Vec<String>, ignore: bool) {
+fn instruction<'a>(
+    sink: &mut Sink<'_>,
+    instruction: &Instruction<'a>,
+    stages: &mut Vec<String>,
+    scope: &mut args::Args<'a>,
+) {
+    let (words, ignore) = (&instruction.words, instruction.ignore);
     let Some(first) = words.first() else {
         return;
     };
     let args = &words[1..];
-    if first.text.eq_ignore_ascii_case("from") {
+    let image = |sink: &mut Sink<'_>,
+                 scope: &mut args::Args<'a>,
+                 stages: &[String],
+                 value: &'a str,
+                 at: usize| {
+        if value.contains('$') && scope.image_use(stages, value, at, ignore) {
+            return;
+        }
+        report(sink, stages, value, at, ignore);
+    };
+    if first.text.eq_ignore_ascii_case("arg") {
+        scope.declare(args, ignore);
+    } else if first.text.eq_ignore_ascii_case("from") {
         let mut rest = args.iter().skip_while(|w| w.text.starts_with("--"));
-        let Some(image) = rest.next() else {
+        let Some(from) = rest.next() else {
             return;
         };
         let pushed = sink.len();
-        report(sink, stages, image.text, image.at, ignore);
+        // `FROM` sees the global ARGs only; the stage it opens starts with none.
+        scope.enter_from();
+        image(sink, scope, stages, from.text, from.at);
+        scope.enter_stage();
         let platform = args
             .iter()
             .take_while(|w| w.text.starts_with("--"))
@@ -182,7 +218,7 @@ fn instruction(sink: &mut Sink<'_>, words: &[Word<'_>], stages: &mut Vec<String>
     } else if first.text.eq_ignore_ascii_case("copy") {
         for word in args.iter().take_while(|w| w.text.starts_with("--")) {
             if let Some(value) = word.text.strip_prefix("--from=") {
-                report(sink, stages, value, word.at + "--from=".len(), ignore);
+                image(sink, scope, stages, value, word.at + "--from=".len());
             }
         }
     } else if first.text.eq_ignore_ascii_case("run") {
@@ -193,7 +229,7 @@ fn instruction(sink: &mut Sink<'_>, words: &[Word<'_>], stages: &mut Vec<String>
             let mut offset = word.at + "--mount=".len();
             for option in options.split(',') {
                 if let Some(value) = option.strip_prefix("from=") {
-                    report(sink, stages, value, offset + "from=".len(), ignore);
+                    image(sink, scope, stages, value, offset + "from=".len());
                 }
                 offset += option.len() + 1;
             }
@@ -222,14 +258,18 @@ fn collect_heredocs(words: &[Word<'_>], heredocs: &mut Vec<(String, bool)>) {
     }
 }
 
+/// Whether `value`, in an image position, names a stage, `scratch` or a stage index.
+fn is_local(stages: &[String], value: &str) -> bool {
+    let lower = value.to_ascii_lowercase();
+    lower == "scratch" || stages.contains(&lower) || value.bytes().all(|b| b.is_ascii_digit())
+}
+
 fn report(sink: &mut Sink<'_>, stages: &[String], value: &str, at: usize, ignore: bool) {
     if value.is_empty() {
         return;
     }
     let span = at..at + value.len();
-    let lower = value.to_ascii_lowercase();
-    let local =
-        lower == "scratch" || stages.contains(&lower) || value.bytes().all(|b| b.is_ascii_digit());
+    let local = is_local(stages, value);
     let found = if local {
         Some(Found::local(span, value))
     } else {

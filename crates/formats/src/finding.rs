@@ -91,24 +91,41 @@ pub struct Finding {
     pub warnings: Vec<Warning>,
     /// The reference to look the digest up for when it is not the one written: a chart
     /// renders a values string with a registry of its own. `None`: the written one.
-    pub resolve: Option<ImageReference>,
+    pub resolve: Option<Box<ImageReference>>,
     /// For a chart's values, where the tag the chart renders comes from.
     pub tag_source: Option<crate::chart::TagSource>,
-    /// The platform a Dockerfile `FROM --platform=…` names literally (`linux/arm64`), as
-    /// written: the only one this reference is pulled for. `None` elsewhere, and when the
-    /// value is an expansion (`$BUILDPLATFORM`).
+    /// What only some findings have (boxed: most have none, and every finding of a run is
+    /// kept until the report): see [`Finding::platform`] and [`Finding::pull_policy`].
+    pub extras: Option<Box<Extras>>,
+}
+
+/// The rarer facts about a finding.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Extras {
+    /// See [`Finding::platform`].
     pub platform: Option<String>,
-    /// For a Kubernetes container with the [`Warning::LatestPullsAlways`] warning, the edit
-    /// that adds `imagePullPolicy: IfNotPresent` to the container, written as its other keys
-    /// are (`pin --latest pull-policy`). `None` where no insertion can be proven to land in
-    /// that container only (an anchored mapping, a Helm template, a trailing block scalar…).
+    /// See [`Finding::pull_policy`].
     pub pull_policy: Option<Edit>,
 }
 
 impl Finding {
+    /// The platform a Dockerfile `FROM --platform=…` names literally (`linux/arm64`), as
+    /// written: the only one this reference is pulled for. `None` elsewhere, and when the
+    /// value is an expansion (`$BUILDPLATFORM`).
+    pub fn platform(&self) -> Option<&str> {
+        self.extras.as_ref()?.platform.as_deref()
+    }
+
+    /// For a Kubernetes container with the [`Warning::LatestPullsAlways`] warning, the edit
+    /// that adds `imagePullPolicy: IfNotPresent` right after its `image:` line
+    /// (`pin --latest pull-policy`). `None` where no insertion can be proven to land in that
+    /// container only (an anchored mapping, a Helm action on the line, …).
+    pub fn pull_policy(&self) -> Option<&Edit> {
+        self.extras.as_ref()?.pull_policy.as_ref()
+    }
     /// The reference whose tag is looked up: [`Finding::resolve`], or the one written.
     pub fn lookup(&self) -> Option<&ImageReference> {
-        self.resolve.as_ref().or(self.reference.as_ref())
+        self.resolve.as_deref().or(self.reference.as_ref())
     }
 
     /// The edit that writes `digest` into this reference, or `None` when the status is not
@@ -137,5 +154,18 @@ impl Finding {
             EditSite::Unsupported { .. } => return None,
         };
         Some(Edit { span, replacement })
+    }
+}
+
+#[cfg(test)]
+mod size {
+    /// A tree of small files keeps one finding per reference until the report is made: a
+    /// field added here costs its size times every reference (100,000 and more).
+    #[test]
+    fn a_finding_stays_small() {
+        let size = size_of::<super::Finding>();
+        // 296 before issue 13; its two rarer facts (a Dockerfile platform, a pull-policy
+        // insertion) share one boxed pointer: 304.
+        assert!(size <= 304, "a Finding is {size} bytes");
     }
 }

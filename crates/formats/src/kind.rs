@@ -10,12 +10,22 @@ pub enum FileKind {
     Compose,
     /// GitHub workflows and `action.yml`.
     Workflow,
+    /// GitLab CI: `.gitlab-ci.yml` and `*.gitlab-ci.yml`.
+    GitlabCi,
+    /// Kustomize: `kustomization.yaml`, `kustomization.yml`, `Kustomization`.
+    Kustomize,
+    /// Dev containers: `.devcontainer/devcontainer.json` (also one folder deeper) and
+    /// `.devcontainer.json`, JSON with comments.
+    Devcontainer,
     /// Helm templates: YAML with `{{ … }}` actions, under a chart's `templates/`.
     HelmTemplate,
     /// Dockerfile and Containerfile.
     Dockerfile,
     /// Shell scripts and Makefiles.
     Shell,
+    /// A file the config's `custom` entries name, read with their patterns
+    /// ([`crate::scan_custom`]); never detected from a path alone.
+    Custom,
 }
 
 impl FileKind {
@@ -46,10 +56,24 @@ impl FileKind {
         {
             return Some(Self::Shell);
         }
+        if name == ".devcontainer.json" || (name == "devcontainer.json" && in_dir(".devcontainer"))
+        {
+            return Some(Self::Devcontainer);
+        }
+        if matches!(
+            name,
+            "kustomization.yaml" | "kustomization.yml" | "Kustomization"
+        ) {
+            return Some(Self::Kustomize);
+        }
         let is_yaml = matches!(extension, Some("yaml" | "yml"));
         let is_template_helper = in_dir("templates") && extension == Some("tpl");
         if !is_yaml && !is_template_helper {
             return None;
+        }
+        // Before `templates/`: GitLab keeps its CI templates there (`Go.gitlab-ci.yml`).
+        if lower.ends_with(".gitlab-ci.yml") || lower.ends_with(".gitlab-ci.yaml") {
+            return Some(Self::GitlabCi);
         }
         if in_dir("templates") {
             return Some(Self::HelmTemplate);
@@ -75,9 +99,13 @@ impl FileKind {
             Self::Yaml => "yaml",
             Self::Compose => "compose",
             Self::Workflow => "workflow",
+            Self::GitlabCi => "gitlab-ci",
+            Self::Kustomize => "kustomize",
+            Self::Devcontainer => "devcontainer",
             Self::HelmTemplate => "helm-template",
             Self::Dockerfile => "dockerfile",
             Self::Shell => "shell",
+            Self::Custom => "custom",
         }
     }
 }

@@ -28,6 +28,8 @@
 
 pub mod chart;
 mod common;
+mod custom;
+mod devcontainer;
 mod dockerfile;
 mod edit;
 mod error;
@@ -38,9 +40,10 @@ mod rules;
 mod shell;
 mod yaml;
 
+pub use custom::{CustomPattern, CustomPatternError};
 pub use edit::{Edit, apply_edits};
 pub use error::Error;
-pub use finding::{EditSite, Finding, Status, Warning};
+pub use finding::{EditSite, Extras, Finding, Status, Warning};
 pub use kind::FileKind;
 
 use std::path::Path;
@@ -49,10 +52,11 @@ use std::path::Path;
 ///
 /// `path` is used for error messages. Findings come back in file order (by span).
 ///
-/// Only YAML, compose and workflow files can fail, with [`Error::Syntax`] (path, line and
-/// column), when they are not well-formed YAML (an unterminated quoted scalar or flow
-/// collection, text after a quoted scalar, flow entries without `,`, a `key: value` inside a
-/// plain scalar). Helm templates, Dockerfiles and shell files are read leniently and never fail.
+/// YAML kinds (YAML, compose, workflow, GitLab CI, Kustomize) can fail with [`Error::Syntax`]
+/// (path, line and column) when they are not well-formed YAML (an unterminated quoted scalar
+/// or flow collection, text after a quoted scalar, flow entries without `,`, a `key: value`
+/// inside a plain scalar), and dev containers on an unterminated string or comment. Helm
+/// templates, Dockerfiles and shell files are read leniently and never fail.
 ///
 /// Files that cannot hold a reference of their kind (no `mage` for YAML, no `from`/`syntax`
 /// for a Dockerfile, …) are skipped with a `memchr` check before any parsing.
@@ -62,7 +66,11 @@ pub fn scan(path: &Path, kind: FileKind, text: &str) -> Result<Vec<Finding>, Err
     }
     let mut sink = common::Sink::new(text, kind);
     match kind {
-        FileKind::Yaml | FileKind::Compose | FileKind::Workflow => {
+        FileKind::Yaml
+        | FileKind::Compose
+        | FileKind::Workflow
+        | FileKind::GitlabCi
+        | FileKind::Kustomize => {
             let tree = yaml::read(path, text, yaml::Mode::Strict)?;
             rules::apply(&mut sink, &tree, text, path)?;
         }
@@ -72,9 +80,20 @@ pub fn scan(path: &Path, kind: FileKind, text: &str) -> Result<Vec<Finding>, Err
             rules::apply(&mut sink, &tree, &masked, path)?;
         }
         FileKind::Dockerfile => dockerfile::scan(&mut sink),
+        FileKind::Devcontainer => devcontainer::scan(&mut sink, path)?,
+        // Read through `scan_custom`, with the patterns that name the file.
+        FileKind::Custom => {}
         FileKind::Shell => shell::scan(&mut sink),
     }
     Ok(sink.finish())
+}
+
+/// Finds the references the user's `patterns` match in `text` (a file of kind
+/// [`FileKind::Custom`]), in file order. Never fails: any text can be matched.
+pub fn scan_custom(text: &str, patterns: &[CustomPattern]) -> Vec<Finding> {
+    let mut sink = common::Sink::new(text, FileKind::Custom);
+    custom::scan(&mut sink, patterns);
+    sink.finish()
 }
 
 /// The cheap pre-check: whether `text` contains a word every reference of `kind` needs.
@@ -83,19 +102,25 @@ fn may_hold_reference(kind: FileKind, text: &[u8]) -> bool {
     match kind {
         // `image`, `*Image` keys and split maps (which sit under such a key, or beside an
         // `image` name part) all contain `mage`.
-        FileKind::Yaml | FileKind::HelmTemplate | FileKind::Compose => {
-            find(text, b"mage").is_some()
-        }
+        FileKind::Yaml
+        | FileKind::HelmTemplate
+        | FileKind::Compose
+        | FileKind::Kustomize
+        | FileKind::Devcontainer => find(text, b"mage").is_some(),
         FileKind::Workflow => {
             find(text, b"mage").is_some()
                 || find(text, b"docker://").is_some()
                 || find(text, b"container").is_some()
         }
+        FileKind::GitlabCi => find(text, b"mage").is_some() || find(text, b"services").is_some(),
         FileKind::Dockerfile => {
             text.windows(4).any(|w| w.eq_ignore_ascii_case(b"from"))
                 || find(text, b"syntax").is_some()
         }
-        FileKind::Shell => find(text, b"image").is_some(),
+        FileKind::Custom => false,
+        FileKind::Shell => ["image", "docker", "podman", "nerdctl"]
+            .iter()
+            .any(|word| find(text, word.as_bytes()).is_some()),
     }
 }
 

@@ -18,7 +18,12 @@
 //!   or `+`), and the rest of a line from a `#` that starts a word outside quotes. In a
 //!   heredoc, a line whose first non-blank character is `#` (a YAML comment).
 //!
+//! Container CLI commands, `docker|podman|nerdctl run|create|pull IMAGE`, are read on command
+//! lines (continued with `\`), never in heredocs or comments ([`commands`]).
+//!
 //! `# tagpin:ignore` later on a line marks its references `ignored`.
+
+mod commands;
 
 use std::collections::VecDeque;
 
@@ -29,6 +34,9 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
     // Terminators of the heredocs opened and not yet closed; the first one's body is read.
     let mut heredocs: VecDeque<String> = VecDeque::new();
     let mut offset = 0;
+    // The command line being continued with `\`: where it starts, and its bytes with
+    // comments, continuations and line endings blanked (so offsets stay the file's).
+    let mut logical: Option<(usize, Vec<u8>)> = None;
     for raw in text.split_inclusive('\n') {
         let start = offset;
         offset += raw.len();
@@ -50,9 +58,40 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
         if code.contains("image") {
             scan_command_line(sink, code, start);
         }
-        if code.contains("<<") {
+        let opens_heredoc = code.contains("<<");
+        if opens_heredoc {
             heredocs.extend(heredoc_words(code));
         }
+        let (_, bytes) = logical.get_or_insert_with(|| (start, Vec::new()));
+        let kept = bytes.len() + code.len();
+        bytes.extend_from_slice(raw.as_bytes());
+        let continued = !opens_heredoc && code.trim_end().ends_with('\\');
+        if continued {
+            let backslash = bytes.len() - raw.len() + code.trim_end().len() - 1;
+            bytes[backslash] = b' ';
+        }
+        bytes[kept..].fill(b' ');
+        if !continued {
+            flush_logical(sink, logical.take());
+        }
+    }
+    flush_logical(sink, logical.take());
+}
+
+/// Scans a logical command line for container CLI commands.
+fn flush_logical(sink: &mut Sink<'_>, logical: Option<(usize, Vec<u8>)>) {
+    let Some((start, bytes)) = logical else {
+        return;
+    };
+    let has_cli = ["docker", "podman", "nerdctl"]
+        .iter()
+        .any(|cli| memchr::memmem::find(&bytes, cli.as_bytes()).is_some());
+    if !has_cli {
+        return;
+    }
+    // Only whole lines' code and ASCII spaces went in: still UTF-8.
+    if let Ok(code) = String::from_utf8(bytes) {
+        commands::scan(sink, &code, start);
     }
 }
 

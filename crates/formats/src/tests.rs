@@ -172,6 +172,29 @@ fn yaml_sites_and_lint() {
     );
     assert_eq!(lint("containers:\n- image: n:1\n"), []);
     assert_eq!(lint("other:\n- image: nginx\n"), []);
+    // Every container list of Kubernetes and the common CRDs: pods, Tekton, Argo Workflows;
+    // each also with a pull policy, which clears the warning.
+    for text in [
+        "spec:\n  ephemeralContainers:\n  - name: debug\n    image: busybox\n",
+        "spec:\n  steps:\n  - name: build\n    image: golang:latest\n",
+        "spec:\n  sidecars:\n  - name: dind\n    image: docker\n",
+        "spec:\n  stepTemplate:\n    image: alpine\n",
+        "templates:\n- name: main\n  container:\n    image: alpine:latest\n",
+        "templates:\n- name: s\n  script:\n    image: python\n    source: print(1)\n",
+    ] {
+        assert_eq!(lint(text), latest, "{text:?}");
+        let (head, tail) = text.split_at(text.find("image:").unwrap());
+        let indent = &head[head.rfind('\n').unwrap() + 1..];
+        let policy = format!("{head}imagePullPolicy: IfNotPresent\n{indent}{tail}");
+        assert_eq!(lint(&policy), [], "{policy:?}");
+    }
+    assert_eq!(
+        lint("spec:\n  steps:\n  - name: build\n    image: golang:1.22\n"),
+        []
+    );
+    // A `container:` or `script:` key outside an Argo template is not known to be a container.
+    assert_eq!(lint("app:\n  container:\n    image: alpine\n"), []);
+    assert_eq!(lint("script:\n  image: alpine\n"), []);
     assert_eq!(
         lint(&format!(
             "containers:\n- image: n@sha256:{}\n",
@@ -253,7 +276,7 @@ fn latest_containers_offer_a_pull_policy_insertion() {
             .find(|f| f.warnings.contains(&Warning::LatestPullsAlways))
             .unwrap_or_else(|| panic!("no warned finding in {text:?}: {findings:?}"));
         let applied = finding
-            .pull_policy
+            .pull_policy()
             .as_ref()
             .map(|edit| crate::apply_edits(text, std::slice::from_ref(edit)).unwrap());
         assert_eq!(applied.as_deref(), *expected, "{text:?}");
@@ -265,7 +288,7 @@ fn latest_containers_offer_a_pull_policy_insertion() {
         "containers:\n- image: n:1\n",
     )
     .unwrap();
-    assert_eq!(findings[0].pull_policy, None);
+    assert_eq!(findings[0].pull_policy(), None);
 }
 
 #[test]
@@ -299,6 +322,492 @@ fn compose_and_workflow_table() {
         ),
         vec![]
     );
+}
+
+#[test]
+fn gitlab_ci_table() {
+    use Status::{Floating, Templated};
+    let cases = [
+        // Top level (the deprecated global form), `default:`, a job, a hidden job.
+        (
+            "image: a:1\nservices: [b:1]\ndefault:\n  image: c:1\n.t:\n  image: {name: d:1}\njob:\n  services:\n  - name: e:1\n    alias: e\n  - f:1\n",
+            vec![
+                (1, 8, Floating, "a:1".into()),
+                (2, 12, Floating, "b:1".into()),
+                (4, 10, Floating, "c:1".into()),
+                (6, 17, Floating, "d:1".into()),
+                (9, 11, Floating, "e:1".into()),
+                (11, 5, Floating, "f:1".into()),
+            ],
+        ),
+        // Not jobs, not job keywords: variables, nested `image` keys, a script.
+        (
+            "variables:\n  image: a:1\njob:\n  variables:\n    image: b:1\n  script:\n  - 'image: c:1'\n  cache:\n    services: [d:1]\n",
+            vec![],
+        ),
+        (
+            "job:\n  image: $CI_REGISTRY_IMAGE:$CI_COMMIT_SHA\n",
+            one(2, 10, Templated, "$CI_REGISTRY_IMAGE:$CI_COMMIT_SHA"),
+        ),
+        // A merge key brings a hidden job's image in: one finding, at the anchor.
+        (
+            ".base: &base\n  image: a:1\njob:\n  <<: *base\n",
+            one(2, 10, Floating, "a:1"),
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(found(FileKind::GitlabCi, text), expected, "{text:?}");
+        let crlf = text.replace('\n', "\r\n");
+        assert_eq!(found(FileKind::GitlabCi, &crlf), expected, "{crlf:?}");
+    }
+}
+
+/// Kustomize `images:` entries: each row's findings, and the file after pinning every editable
+/// one with digest `1…`, then refreshing it with digest `2…`; also with CRLF.
+#[test]
+fn kustomize_images_table() {
+    use Status::{DigestOnly, Floating, Pinned, Templated};
+    use tagpin_reference::Digest;
+    let first = Digest::parse(&format!("sha256:{}", "1".repeat(64))).unwrap();
+    let second = Digest::parse(&format!("sha256:{}", "2".repeat(64))).unwrap();
+    let pin = |text: &str, digest: &Digest| {
+        let findings = scan(Path::new("kustomization.yaml"), FileKind::Kustomize, text).unwrap();
+        let edits: Vec<_> = findings.iter().filter_map(|f| f.edit(digest)).collect();
+        crate::apply_edits(text, &edits).unwrap()
+    };
+    // (text, findings, pinned with `D` standing for the digest; `None`: nothing written)
+    let cases: Vec<(&str, Found, Option<&str>)> = vec![
+        (
+            "images:\n- name: nginx\n  newTag: \"1.27\" # web\n- name: redis\n  newName: ghcr.io/acme/redis\n  newTag: 7.4\nresources: [deploy.yaml]\n",
+            vec![
+                (2, 9, Floating, "nginx:1.27".into()),
+                (5, 12, Floating, "ghcr.io/acme/redis:7.4".into()),
+            ],
+            Some(
+                "images:\n- name: nginx\n  newTag: \"1.27\" # web\n  digest: D\n- name: redis\n  newName: ghcr.io/acme/redis\n  newTag: 7.4\n  digest: D\nresources: [deploy.yaml]\n",
+            ),
+        ),
+        (
+            "images:\n  - {name: nginx, newTag: \"1.27\"}\n",
+            one(2, 12, Floating, "nginx:1.27"),
+            Some("images:\n  - {name: nginx, newTag: \"1.27\", digest: D}\n"),
+        ),
+        (
+            "{\"images\": [{\"name\": \"nginx\", \"newTag\": \"1.27\"}]}\n",
+            one(1, 23, Floating, "nginx:1.27"),
+            Some(
+                "{\"images\": [{\"name\": \"nginx\", \"newTag\": \"1.27\", \"digest\": \"D\"}]}\n",
+            ),
+        ),
+        // A digest already there is refreshed in place; so is one written in newTag.
+        (
+            "images:\n- name: nginx\n  newTag: 1.27\n  digest: \"sha256:0000000000000000000000000000000000000000000000000000000000000000\"\n",
+            one(
+                2,
+                9,
+                Pinned,
+                "nginx:1.27@sha256:0000000000000000000000000000000000000000000000000000000000000000",
+            ),
+            Some("images:\n- name: nginx\n  newTag: 1.27\n  digest: \"D\"\n"),
+        ),
+        (
+            "images:\n- name: nginx\n  newTag: 1.27@sha256:0000000000000000000000000000000000000000000000000000000000000000\n",
+            one(
+                2,
+                9,
+                Pinned,
+                "nginx:1.27@sha256:0000000000000000000000000000000000000000000000000000000000000000",
+            ),
+            Some("images:\n- name: nginx\n  newTag: 1.27@D\n"),
+        ),
+        // Not written: digest alone, no tag (the resources' tag applies), tagSuffix, a name
+        // with a tag, an aliased entry, an entry ending in a block scalar.
+        (
+            "images:\n- name: nginx\n  digest: sha256:0000000000000000000000000000000000000000000000000000000000000000\n",
+            one(
+                2,
+                9,
+                DigestOnly,
+                "nginx@sha256:0000000000000000000000000000000000000000000000000000000000000000",
+            ),
+            None,
+        ),
+        (
+            "images:\n- name: nginx\n  newName: ghcr.io/acme/nginx\n",
+            one(3, 12, Templated, "ghcr.io/acme/nginx"),
+            None,
+        ),
+        (
+            "images:\n- name: nginx\n  newTag: \"1\"\n  tagSuffix: -debug\n",
+            one(2, 9, Floating, "nginx:1"),
+            None,
+        ),
+        (
+            "images:\n- name: nginx\n  newName: nginx:1.27\n  newTag: \"1\"\n",
+            vec![],
+            None,
+        ),
+        (
+            "base: &b\n  name: nginx\n  newTag: \"1\"\nimages:\n- *b\n",
+            one(2, 9, Floating, "nginx:1"),
+            None,
+        ),
+        (
+            "images:\n- name: nginx\n  newTag: \"1\"\n  note: |\n    text\n",
+            one(2, 9, Floating, "nginx:1"),
+            None,
+        ),
+        // The rest of the file is read by the Kubernetes rules.
+        (
+            "helmCharts:\n- name: web\n  valuesInline:\n    sidecar:\n      image: busybox:1.36\n",
+            one(5, 14, Floating, "busybox:1.36"),
+            Some(
+                "helmCharts:\n- name: web\n  valuesInline:\n    sidecar:\n      image: busybox:1.36@D\n",
+            ),
+        ),
+    ];
+    for (text, expected, pinned) in cases {
+        for crlf in [false, true] {
+            let ending = |t: &str| {
+                if crlf {
+                    t.replace('\n', "\r\n")
+                } else {
+                    t.to_owned()
+                }
+            };
+            let text = ending(text);
+            assert_eq!(found(FileKind::Kustomize, &text), expected, "{text:?}");
+            let once = pin(&text, &first);
+            let written =
+                pinned.map_or(text.clone(), |p| ending(p).replace('D', &first.to_string()));
+            assert_eq!(once, written, "{text:?}");
+            assert_eq!(
+                pin(&once, &first),
+                once,
+                "{text:?}: a second pin changes nothing"
+            );
+            let refreshed = pin(&once, &second);
+            assert_eq!(
+                refreshed,
+                once.replace(&first.to_string(), &second.to_string()),
+                "{text:?}"
+            );
+        }
+    }
+}
+
+/// Dev containers, read as JSON with comments and trailing commas: only the root object's
+/// `"image"`; also with CRLF.
+#[test]
+fn devcontainer_table() {
+    use Status::{Floating, Ignored};
+    let cases: Vec<(&str, Found)> = vec![
+        (
+            "{\n  // base image\n  \"name\": \"dev\",\n  \"image\": \"mcr.microsoft.com/devcontainers/go:1.23\",\n}\n",
+            one(4, 13, Floating, "mcr.microsoft.com/devcontainers/go:1.23"),
+        ),
+        (
+            "/* a */ {\"features\": {\"ghcr.io/devcontainers/features/node:1\": {}}, /* \"image\": \"x:1\" */ \"image\" : \"n:1\"}",
+            one(1, 101, Floating, "n:1"),
+        ),
+        (
+            "{\"image\": \"n:1\", // tagpin:ignore\n\"x\": 1}\n",
+            one(1, 12, Ignored, "n:1"),
+        ),
+        // Not the root's image: nested, in an array, a key's text, a string holding `//`.
+        (
+            "{\"customizations\": {\"image\": \"n:1\"}, \"a\": [\"image\", \"m:1\"], \"b\": \"// \\\"image\\\": \\\"k:1\\\"\"}\n",
+            vec![],
+        ),
+        ("[{\"image\": \"n:1\"}]\n", vec![]),
+        ("{\"image\": 1, \"x\": \"n:1\"}\n", vec![]),
+        (
+            "{\"image\": \"${localEnv:IMAGE}\"}\n",
+            one(1, 12, Status::Templated, "${localEnv:IMAGE}"),
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(found(FileKind::Devcontainer, text), expected, "{text:?}");
+        let crlf = text.replace('\n', "\r\n");
+        assert_eq!(found(FileKind::Devcontainer, &crlf), expected, "{crlf:?}");
+    }
+    // Escapes: reported, not written. Unterminated strings and comments: errors.
+    let escaped = scan(
+        Path::new("d"),
+        FileKind::Devcontainer,
+        "{\"image\": \"ghcr.io\\/a:1\"}",
+    )
+    .unwrap();
+    assert_eq!(escaped.len(), 1);
+    assert!(
+        matches!(escaped[0].site, EditSite::Unsupported { .. }),
+        "{escaped:?}"
+    );
+    for (text, line, column) in [
+        ("{\"image\": \"n:1}\n", 1, 11),
+        ("{\n\"image\": 1 /* x\n", 2, 12),
+    ] {
+        let error = scan(Path::new("d.json"), FileKind::Devcontainer, text).unwrap_err();
+        assert!(
+            matches!(error, crate::Error::Syntax { line: l, column: c, .. } if (l, c) == (line, column)),
+            "{text:?}: {error}"
+        );
+    }
+}
+
+/// User-defined patterns: `ref`, or `name` with `tag`/`digest`; each row's findings with where
+/// the digest goes, and the text after pinning; also with CRLF.
+#[test]
+fn custom_patterns_table() {
+    use crate::{CustomPattern, CustomPatternError, scan_custom};
+    use Status::{Floating, Ignored, Pinned, Templated};
+    use tagpin_reference::Digest;
+    let digest = Digest::parse(&format!("sha256:{}", "1".repeat(64))).unwrap();
+    let old = format!("sha256:{}", "0".repeat(64));
+    let row = |line, column, status, text: &str, site: &str| {
+        (line, column, status, text.to_owned(), site.to_owned())
+    };
+    let cases: Vec<(&[&str], String, Vec<Sited>, String)> = vec![
+        (
+            &[r"^(?P<ref>\S+)"],
+            "ghcr.io/a/b:v1\n\nquay.io/c/d:2 # tagpin:ignore\n".into(),
+            vec![
+                row(1, 1, Floating, "ghcr.io/a/b:v1", "inline"),
+                row(3, 1, Ignored, "quay.io/c/d:2", "inline"),
+            ],
+            format!("ghcr.io/a/b:v1@{digest}\n\nquay.io/c/d:2 # tagpin:ignore\n"),
+        ),
+        (
+            &[r"IMAGE=(?P<name>\S+) TAG=(?P<tag>\S+)"],
+            "IMAGE=nginx TAG=1.27\n".into(),
+            vec![row(1, 7, Floating, "nginx:1.27", "tag 1.27")],
+            format!("IMAGE=nginx TAG=1.27@{digest}\n"),
+        ),
+        (
+            &[r"(?P<name>[a-z./]+):(?P<tag>[\w.]+) digest=(?P<digest>\S*)"],
+            format!("redis:7 digest={old}\nnginx:1 digest=\n"),
+            vec![
+                row(1, 1, Pinned, &format!("redis:7@{old}"), "digest"),
+                row(2, 1, Floating, "nginx:1", "digest"),
+            ],
+            format!("redis:7 digest={digest}\nnginx:1 digest={digest}\n"),
+        ),
+        // Two patterns over the same text: one finding; no tag or digest group: not written.
+        (
+            &[r"^(?P<ref>\S+)$", r"(?P<ref>[a-z]+:[0-9]+)"],
+            "a:1\n".into(),
+            vec![row(1, 1, Floating, "a:1", "inline")],
+            format!("a:1@{digest}\n"),
+        ),
+        (
+            &[r"use (?P<name>\S+)"],
+            "use alpine\n".into(),
+            vec![row(
+                1,
+                5,
+                Floating,
+                "alpine",
+                "no: the pattern matched no `tag` or `digest` group to write the digest into",
+            )],
+            "use alpine\n".into(),
+        ),
+        (
+            &[r"^(?P<ref>.+)$"],
+            "x: $IMAGE\n# tagpin:ignore\nnot a reference\n".into(),
+            vec![row(1, 1, Templated, "x: $IMAGE", "inline")],
+            "x: $IMAGE\n# tagpin:ignore\nnot a reference\n".into(),
+        ),
+    ];
+    for (patterns, text, expected, pinned) in cases {
+        let patterns: Vec<_> = patterns
+            .iter()
+            .map(|p| CustomPattern::new(p).unwrap())
+            .collect();
+        for crlf in [false, true] {
+            let ending = |t: &str| {
+                if crlf {
+                    t.replace('\n', "\r\n")
+                } else {
+                    t.to_owned()
+                }
+            };
+            let text = ending(&text);
+            let findings = scan_custom(&text, &patterns);
+            let got: Vec<Sited> = findings
+                .iter()
+                .map(|f| {
+                    let site = match &f.site {
+                        EditSite::Inline => "inline".to_owned(),
+                        EditSite::SplitTag { tag, .. } => format!("tag {tag}"),
+                        EditSite::SplitDigest { .. } => "digest".to_owned(),
+                        EditSite::Unsupported { reason } => format!("no: {reason}"),
+                        other @ EditSite::InsertKey { .. } => format!("{other:?}"),
+                    };
+                    (f.line, f.column, f.status, f.text.clone(), site)
+                })
+                .collect();
+            assert_eq!(got, expected, "{text:?}");
+            let edits: Vec<_> = findings.iter().filter_map(|f| f.edit(&digest)).collect();
+            assert_eq!(
+                crate::apply_edits(&text, &edits).unwrap(),
+                ending(&pinned),
+                "{text:?}"
+            );
+        }
+    }
+    // Refused patterns.
+    assert!(matches!(
+        CustomPattern::new("(?P<ref>"),
+        Err(CustomPatternError::Regex(_))
+    ));
+    assert!(matches!(
+        CustomPattern::new(r"\S+"),
+        Err(CustomPatternError::NoGroup)
+    ));
+    assert!(matches!(
+        CustomPattern::new("(?P<ref>a)(?P<name>b)"),
+        Err(CustomPatternError::BothGroups)
+    ));
+}
+
+/// Flux `HelmRelease` values and Argo CD `Application` `valuesObject`: literal references are
+/// pinned, split maps reported and not written; Flux `$imagepolicy` marker lines are ignored,
+/// never written. Each row also with CRLF.
+#[test]
+fn chart_values_and_flux_markers() {
+    use Status::{Floating, Ignored};
+    let not_in_repo = |kind: &str, chart: &str| {
+        format!(
+            "no: a split map in {kind}'s values configures {chart}, which tagpin does not read \
+             here; the form of the digest (or whether a tag may carry one) depends on the \
+             chart's templates, so it is not written"
+        )
+    };
+    let flux = "no: managed by Flux image automation (a `$imagepolicy` marker on its line): Flux \
+                rewrites it, so tagpin leaves it alone";
+    let row = |line, column, status, text: &str, site: &str| {
+        (line, column, status, text.to_owned(), site.to_owned())
+    };
+    let release = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nspec:\n  chart:\n    spec:\n      chart: redis\n      version: 19.6.4\n  values:\n    image:\n      repository: bitnami/redis\n      tag: 7.2.5\n    metrics:\n      image: quay.io/oliver006/redis_exporter:v1.62.0\n";
+    let application = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nspec:\n  source:\n    chart: web\n    targetRevision: 1.2.3\n    helm:\n      valuesObject:\n        image: {repository: ghcr.io/a/web, tag: v1}\n        sidecar:\n          image: busybox:1.36\n";
+    let cases: Vec<(&str, Vec<Sited>)> = vec![
+        (
+            release,
+            vec![
+                row(
+                    10,
+                    19,
+                    Floating,
+                    "bitnami/redis:7.2.5",
+                    &not_in_repo("a HelmRelease", "chart `redis 19.6.4`"),
+                ),
+                row(
+                    13,
+                    14,
+                    Floating,
+                    "quay.io/oliver006/redis_exporter:v1.62.0",
+                    "inline",
+                ),
+            ],
+        ),
+        (
+            application,
+            vec![
+                row(
+                    9,
+                    29,
+                    Floating,
+                    "ghcr.io/a/web:v1",
+                    &not_in_repo("an Application", "chart `web 1.2.3`"),
+                ),
+                row(11, 18, Floating, "busybox:1.36", "inline"),
+            ],
+        ),
+        // The same split map in a plain values file is written.
+        (
+            "image:\n  repository: bitnami/redis\n  tag: 7.2.5\n",
+            vec![row(2, 15, Floating, "bitnami/redis:7.2.5", "tag")],
+        ),
+        (
+            "spec:\n  containers:\n  - image: ghcr.io/acme/app:v1.0.0 # {\"$imagepolicy\": \"flux-system:app\"}\n",
+            vec![row(3, 12, Ignored, "ghcr.io/acme/app:v1.0.0", flux)],
+        ),
+        (
+            "image:\n  repository: ghcr.io/acme/app\n  tag: v1.0.0 # {\"$imagepolicy\": \"flux-system:app:tag\"}\n",
+            vec![row(2, 15, Ignored, "ghcr.io/acme/app:v1.0.0", flux)],
+        ),
+        // Only a marker in a comment counts.
+        (
+            "image: a:1\nnote: '{\"$imagepolicy\": \"x:y\"}'\n",
+            vec![row(1, 8, Floating, "a:1", "inline")],
+        ),
+    ];
+    let describe = |f: &crate::Finding| match &f.site {
+        EditSite::Inline => "inline".to_owned(),
+        EditSite::SplitTag { .. } => "tag".to_owned(),
+        EditSite::Unsupported { reason } => format!("no: {reason}"),
+        other => format!("{other:?}"),
+    };
+    for (text, expected) in cases {
+        for input in [text.to_owned(), text.replace('\n', "\r\n")] {
+            let got: Vec<Sited> = scan(Path::new("r.yaml"), FileKind::Yaml, &input)
+                .unwrap()
+                .iter()
+                .map(|f| (f.line, f.column, f.status, f.text.clone(), describe(f)))
+                .collect();
+            assert_eq!(got, expected, "{input:?}");
+        }
+    }
+    // A Kustomize newTag with a marker (Flux's setter) is not written either.
+    let kustomize = "images:\n- name: app\n  newTag: v1 # {\"$imagepolicy\": \"ns:app:tag\"}\n";
+    let found = scan(
+        Path::new("kustomization.yaml"),
+        FileKind::Kustomize,
+        kustomize,
+    )
+    .unwrap();
+    assert_eq!(found[0].status, Ignored);
+    assert_eq!(
+        found[0]
+            .edit(&tagpin_reference::Digest::parse(&format!("sha256:{}", "1".repeat(64))).unwrap()),
+        None
+    );
+}
+
+#[test]
+fn file_kinds_are_detected_from_the_path() {
+    let cases = [
+        (".gitlab-ci.yml", Some(FileKind::GitlabCi)),
+        (
+            "overlays/prod/kustomization.yaml",
+            Some(FileKind::Kustomize),
+        ),
+        ("kustomization.yml", Some(FileKind::Kustomize)),
+        ("base/Kustomization", Some(FileKind::Kustomize)),
+        ("kustomization", None),
+        (
+            ".devcontainer/devcontainer.json",
+            Some(FileKind::Devcontainer),
+        ),
+        (
+            ".devcontainer/python/devcontainer.json",
+            Some(FileKind::Devcontainer),
+        ),
+        ("app/.devcontainer.json", Some(FileKind::Devcontainer)),
+        ("devcontainer.json", None),
+        ("ci/deploy.gitlab-ci.yml", Some(FileKind::GitlabCi)),
+        ("templates/Go.gitlab-ci.yml", Some(FileKind::GitlabCi)),
+        ("gitlab-ci.yml", Some(FileKind::Yaml)),
+        ("chart/templates/a.yaml", Some(FileKind::HelmTemplate)),
+        (".github/workflows/ci.yml", Some(FileKind::Workflow)),
+        ("compose.yaml", Some(FileKind::Compose)),
+        ("Dockerfile.dev", Some(FileKind::Dockerfile)),
+        ("build.sh", Some(FileKind::Shell)),
+        ("README.md", None),
+    ];
+    for (path, kind) in cases {
+        assert_eq!(FileKind::detect(Path::new(path)), kind, "{path}");
+    }
 }
 
 #[test]
@@ -409,6 +918,214 @@ fn dockerfile_table() {
     }
 }
 
+/// `(line, column, status, text, where the digest goes)` of a finding.
+type Sited = (usize, usize, Status, String, String);
+
+/// [`Sited`] for every finding.
+fn sites(kind: FileKind, text: &str) -> Vec<Sited> {
+    scan(Path::new("t"), kind, text)
+        .unwrap()
+        .into_iter()
+        .map(|f| {
+            let site = match &f.site {
+                EditSite::Inline => "inline".to_owned(),
+                EditSite::SplitTag { span, .. } => format!("arg {}", &text[span.clone()]),
+                EditSite::Unsupported { reason } => format!("no: {reason}"),
+                other => format!("{other:?}"),
+            };
+            (f.line, f.column, f.status, f.text, site)
+        })
+        .collect()
+}
+
+/// ARG defaults used in image positions, by Docker's scoping rules: each row's findings with
+/// where the digest would go, also with CRLF.
+#[test]
+fn dockerfile_arg_defaults() {
+    use Status::{Floating, Ignored, Local, Pinned, Templated};
+    let digest = format!("sha256:{}", "1".repeat(64));
+    let row = |line, column, status, text: &str, site: &str| {
+        (line, column, status, text.to_owned(), site.to_owned())
+    };
+    let cases: Vec<(String, Vec<Sited>)> = vec![
+        // A whole reference: reported once, at the default, whatever uses it.
+        (
+            "ARG BASE=alpine:3.20\nFROM ${BASE}\nFROM $BASE AS b\n".into(),
+            vec![row(1, 10, Floating, "alpine:3.20", "inline")],
+        ),
+        (
+            "ARG BASE=\"alpine:3.20\"\nFROM ${BASE}\n".into(),
+            vec![row(1, 11, Floating, "alpine:3.20", "inline")],
+        ),
+        (
+            format!("ARG A=1 BASE=alpine:3.20@{digest}\nFROM ${{BASE}}\n"),
+            vec![row(1, 14, Pinned, &format!("alpine:3.20@{digest}"), "inline")],
+        ),
+        // A tag: written into the default when that reference is its only use.
+        (
+            "ARG TAG=1.36\nFROM busybox:${TAG}\n".into(),
+            vec![row(2, 6, Floating, "busybox:1.36", "arg 1.36")],
+        ),
+        (
+            "ARG REPO=ghcr.io/a/b\nARG TAG=v1\nFROM ${REPO}:${TAG} AS x\n".into(),
+            vec![row(3, 6, Floating, "ghcr.io/a/b:v1", "arg v1")],
+        ),
+        (
+            "ARG TAG=1.36\nFROM busybox:${TAG}\nLABEL version=$TAG\n".into(),
+            vec![row(
+                2,
+                6,
+                Floating,
+                "busybox:1.36",
+                "no: ARG TAG (line 1) is also used outside this image reference; a digest in \
+                 its default would change that use too",
+            )],
+        ),
+        (
+            "ARG TAG=1.36\nFROM busybox:${TAG}\nFROM busybox:${TAG}-musl\n".into(),
+            vec![
+                row(
+                    2,
+                    6,
+                    Floating,
+                    "busybox:1.36",
+                    "no: ARG TAG (line 1) is used in 2 image references; its default is written \
+                     only when one reference uses it",
+                ),
+                row(
+                    3,
+                    6,
+                    Floating,
+                    "busybox:1.36-musl",
+                    "no: the reference does not end with an ARG: the digest would go into this \
+                     line, and tagpin writes only ARG defaults here",
+                ),
+            ],
+        ),
+        (
+            "ARG BASE=alpine\nFROM ${BASE}\nFROM ${BASE}:3.20\n".into(),
+            vec![
+                row(
+                    2,
+                    6,
+                    Floating,
+                    "alpine",
+                    "no: ARG BASE (line 1) is also part of another image reference; a digest in \
+                     its default would break that one",
+                ),
+                row(
+                    3,
+                    6,
+                    Floating,
+                    "alpine:3.20",
+                    "no: the reference does not end with an ARG: the digest would go into this \
+                     line, and tagpin writes only ARG defaults here",
+                ),
+            ],
+        ),
+        // Scoping: a stage's ARG is not seen by the next FROM; a global ARG is not seen in a
+        // stage unless re-declared there, and then takes the global default.
+        (
+            "FROM a:1\nARG BASE=alpine:3.20\nFROM ${BASE}\n".into(),
+            vec![
+                row(1, 6, Floating, "a:1", "inline"),
+                row(3, 6, Templated, "${BASE}", "inline"),
+            ],
+        ),
+        (
+            "ARG TOOLS=ghcr.io/t/tools:2\nFROM a:1\nCOPY --from=${TOOLS} /x /x\n".into(),
+            vec![
+                row(2, 6, Floating, "a:1", "inline"),
+                row(3, 13, Templated, "${TOOLS}", "inline"),
+            ],
+        ),
+        (
+            "ARG TOOLS=ghcr.io/t/tools:2\nFROM a:1\nARG TOOLS\nCOPY --from=${TOOLS} /x /x\nRUN --mount=from=$TOOLS,target=/t true\n".into(),
+            vec![
+                row(1, 11, Floating, "ghcr.io/t/tools:2", "inline"),
+                row(2, 6, Floating, "a:1", "inline"),
+            ],
+        ),
+        (
+            "ARG TOOLS=ghcr.io/t/tools:2\nFROM a:1\nARG TOOLS=ghcr.io/t/tools:3\nCOPY --from=${TOOLS} /x /x\nFROM ${TOOLS}\n".into(),
+            vec![
+                row(1, 11, Floating, "ghcr.io/t/tools:2", "inline"),
+                row(2, 6, Floating, "a:1", "inline"),
+                row(3, 11, Floating, "ghcr.io/t/tools:3", "inline"),
+            ],
+        ),
+        // ENV wins over ARG in a stage; predefined and value-less ARGs, other expansions,
+        // defaults that expand other ARGs: unresolved.
+        (
+            "FROM a:1\nARG T=x:1\nENV T=y:2\nCOPY --from=$T /a /b\n".into(),
+            vec![
+                row(1, 6, Floating, "a:1", "inline"),
+                row(4, 13, Templated, "$T", "inline"),
+            ],
+        ),
+        (
+            "ARG TARGETARCH\nARG TAG=1\nFROM n-$TARGETARCH:1\nFROM n:${TAG:-2}\n".into(),
+            vec![
+                row(3, 6, Templated, "n-$TARGETARCH:1", "inline"),
+                row(4, 6, Templated, "n:${TAG:-2}", "inline"),
+            ],
+        ),
+        (
+            "ARG R=ghcr.io\nARG BASE=${R}/a:1\nFROM ${BASE}\n".into(),
+            vec![row(3, 6, Templated, "${BASE}", "inline")],
+        ),
+        // A default naming a stage is local; the ignore comment above the ARG or the use.
+        (
+            "FROM a:1 AS build\nARG SRC=build\nCOPY --from=${SRC} /a /b\n".into(),
+            vec![
+                row(1, 6, Floating, "a:1", "inline"),
+                row(2, 9, Local, "build", "inline"),
+            ],
+        ),
+        (
+            "# tagpin:ignore\nARG BASE=alpine:3.20\nFROM ${BASE}\n".into(),
+            vec![row(2, 10, Ignored, "alpine:3.20", "inline")],
+        ),
+        (
+            "ARG TAG=1\n# tagpin:ignore\nFROM n:${TAG}\n".into(),
+            vec![row(3, 6, Ignored, "n:1", "arg 1")],
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(sites(FileKind::Dockerfile, &text), expected, "{text:?}");
+        let crlf = text.replace('\n', "\r\n");
+        assert_eq!(sites(FileKind::Dockerfile, &crlf), expected, "{crlf:?}");
+    }
+}
+
+/// Pinning an ARG tag appends the digest to the default; a second pin refreshes it.
+#[test]
+fn dockerfile_arg_tag_is_pinned_and_refreshed_in_the_arg_line() {
+    use tagpin_reference::Digest;
+    let one = Digest::parse(&format!("sha256:{}", "1".repeat(64))).unwrap();
+    let two = Digest::parse(&format!("sha256:{}", "2".repeat(64))).unwrap();
+    let pin = |text: &str, digest: &Digest| {
+        let findings = scan(Path::new("Dockerfile"), FileKind::Dockerfile, text).unwrap();
+        let edits: Vec<_> = findings.iter().filter_map(|f| f.edit(digest)).collect();
+        crate::apply_edits(text, &edits).unwrap()
+    };
+    let text = "ARG TAG=\"1.36\"\nARG BASE=alpine\nFROM busybox:${TAG}\nFROM ${BASE}\n";
+    let pinned = pin(text, &one);
+    assert_eq!(
+        pinned,
+        format!(
+            "ARG TAG=\"1.36@{one}\"\nARG BASE=alpine:latest@{one}\nFROM busybox:${{TAG}}\nFROM ${{BASE}}\n"
+        )
+    );
+    assert_eq!(pin(&pinned, &one), pinned);
+    assert_eq!(
+        pin(&pinned, &two),
+        format!(
+            "ARG TAG=\"1.36@{two}\"\nARG BASE=alpine:latest@{two}\nFROM busybox:${{TAG}}\nFROM ${{BASE}}\n"
+        )
+    );
+}
+
 #[test]
 fn dockerfile_literal_platforms_are_kept() {
     let text = "FROM --platform=linux/arm64 a:1 AS x\n\
@@ -421,7 +1138,7 @@ fn dockerfile_literal_platforms_are_kept() {
     let platforms: Vec<(String, Option<String>)> = scan(Path::new("t"), FileKind::Dockerfile, text)
         .unwrap()
         .into_iter()
-        .map(|f| (f.text, f.platform))
+        .map(|f| (f.text.clone(), f.platform().map(ToOwned::to_owned)))
         .collect();
     let some = |p: &str| Some(p.to_owned());
     assert_eq!(
@@ -499,6 +1216,94 @@ fn shell_table() {
     ];
     for (text, expected) in cases {
         assert_eq!(found(FileKind::Shell, text), expected, "{text:?}");
+    }
+}
+
+/// `docker|podman|nerdctl run|create|pull IMAGE` after their options, and `kubectl run NAME
+/// --image IMAGE`: each row also with CRLF.
+#[test]
+fn shell_container_commands() {
+    use Status::{Floating, Ignored};
+    let cases: Vec<(&str, Found)> = vec![
+        (
+            "docker run --rm -it nginx:1.27 sh\n",
+            one(1, 21, Floating, "nginx:1.27"),
+        ),
+        (
+            "docker pull alpine:3.20\n",
+            one(1, 13, Floating, "alpine:3.20"),
+        ),
+        (
+            "sudo -E podman create --name web -p 8080:80 -e A=1 \"quay.io/a/b:v1\"\n",
+            one(1, 53, Floating, "quay.io/a/b:v1"),
+        ),
+        (
+            "nerdctl --namespace k8s.io run -d --network=host -v/a:/b busybox:1.36 true\n",
+            one(1, 58, Floating, "busybox:1.36"),
+        ),
+        (
+            "docker container run -dp 80:80 redis:7\n",
+            one(1, 32, Floating, "redis:7"),
+        ),
+        (
+            "DOCKER_HOST=x docker image pull -q redis:7\n",
+            one(1, 36, Floating, "redis:7"),
+        ),
+        (
+            "set -e; docker run --rm a:1 && docker pull b:2 | cat\n",
+            vec![
+                (1, 25, Floating, "a:1".into()),
+                (1, 44, Floating, "b:2".into()),
+            ],
+        ),
+        (
+            "out=$(docker run --rm a:1 cat /x)\n",
+            one(1, 23, Floating, "a:1"),
+        ),
+        // Continued over lines; a recipe line; the ignore comment on the image's line.
+        (
+            "docker run \\\n  --rm \\\n  -e A=1 \\\n  golang:1.23 \\\n  go test ./...\n",
+            one(4, 3, Floating, "golang:1.23"),
+        ),
+        (
+            "\t@docker run --rm alpine:3.20 true\n",
+            one(1, 19, Floating, "alpine:3.20"),
+        ),
+        (
+            "docker pull a:1 # tagpin:ignore\n",
+            one(1, 13, Ignored, "a:1"),
+        ),
+        (
+            "if ! docker pull a:1; then exit 1; fi\n",
+            one(1, 18, Floating, "a:1"),
+        ),
+        (
+            "kubectl run web --image nginx:1.27\n",
+            one(1, 25, Floating, "nginx:1.27"),
+        ),
+        // Not references: comments, heredocs, options tagpin does not know (is the next word
+        // their value or the image?), all tags, variables, other subcommands and CLIs.
+        ("# docker run nginx:1\n", vec![]),
+        ("\t@# docker pull nginx:1\n", vec![]),
+        ("echo hi # docker pull nginx:1\n", vec![]),
+        ("docker run \\\n# --rm\n  nginx:1\n", vec![]),
+        ("ssh h <<EOF\ndocker pull nginx:1\nEOF\n", vec![]),
+        ("docker run --unknown-flag x nginx:1\n", vec![]),
+        ("docker run -Z nginx:1\n", vec![]),
+        ("docker --foo run nginx:1\n", vec![]),
+        ("docker pull -a nginx\n", vec![]),
+        ("docker pull --all-tags nginx\n", vec![]),
+        ("docker run --rm $IMAGE\n", vec![]),
+        ("docker run --rm $(IMAGE):$(TAG)\n", vec![]),
+        ("docker push nginx:1\n", vec![]),
+        ("docker build -t app:1 .\n", vec![]),
+        ("mydocker run nginx:1\n", vec![]),
+        ("echo docker run nginx:1\n", vec![]),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(found(FileKind::Shell, text), expected, "{text:?}");
+        let crlf = text.replace('\n', "\r\n");
+        assert_eq!(found(FileKind::Shell, &crlf), expected, "{crlf:?}");
     }
 }
 

@@ -83,7 +83,7 @@ fn cozystack() {
             count += 1;
             // `pin --latest pull-policy`: the next line is `imagePullPolicy: IfNotPresent` at
             // the `image` key's column, and nothing else changes.
-            if let Some(edit) = &finding.pull_policy {
+            if let Some(edit) = finding.pull_policy() {
                 insertions += 1;
                 edits.push(edit.clone());
             }

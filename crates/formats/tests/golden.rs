@@ -11,9 +11,13 @@ const FIXTURES: &[(&str, FileKind)] = &[
     ("chart/values.yaml", FileKind::Yaml),
     ("chart/templates/deployment.yaml", FileKind::HelmTemplate),
     ("manifests.yaml", FileKind::Yaml),
+    ("flux/releases.yaml", FileKind::Yaml),
     ("docker-compose.yml", FileKind::Compose),
     ("workflow.yml", FileKind::Workflow),
     ("action.yml", FileKind::Workflow),
+    (".gitlab-ci.yml", FileKind::GitlabCi),
+    ("overlays/prod/kustomization.yaml", FileKind::Kustomize),
+    (".devcontainer/devcontainer.json", FileKind::Devcontainer),
     ("Dockerfile", FileKind::Dockerfile),
     ("Containerfile.windows", FileKind::Dockerfile),
     ("build.sh", FileKind::Shell),
@@ -75,8 +79,15 @@ fn fixtures() {
         // Pinning is idempotent and everything it wrote is now pinned with that digest.
         let rescanned = scan(path, kind, &pinned).unwrap();
         assert_eq!(rescanned.len(), findings.len(), "{name}");
+        let edits: Vec<_> = findings.iter().filter_map(|f| f.edit(&digest())).collect();
         for (before, after) in findings.iter().zip(&rescanned) {
-            assert_eq!(before.line, after.line, "{name}");
+            // Lines move only by the lines inserted above (a Kustomize `digest:` key).
+            let inserted: usize = edits
+                .iter()
+                .filter(|e| e.span.start < before.span.start)
+                .map(|e| e.replacement.matches('\n').count())
+                .sum();
+            assert_eq!(before.line + inserted, after.line, "{name}");
             if before.edit(&digest()).is_some() {
                 assert_eq!(after.status, Status::Pinned, "{name}: {}", after.text);
                 assert_eq!(after.reference.as_ref().unwrap().digest(), Some(&digest()));

@@ -7,10 +7,13 @@ use proptest::prelude::*;
 use tagpin_formats::{FileKind, Status, apply_edits, scan};
 use tagpin_reference::Digest;
 
-const KINDS: [FileKind; 6] = [
+const KINDS: [FileKind; 9] = [
     FileKind::Yaml,
+    FileKind::Devcontainer,
     FileKind::Compose,
     FileKind::Workflow,
+    FileKind::GitlabCi,
+    FileKind::Kustomize,
     FileKind::HelmTemplate,
     FileKind::Dockerfile,
     FileKind::Shell,
@@ -43,6 +46,9 @@ fn yamlish_line() -> impl Strategy<Value = String> {
         "runs",
         "\"image\"",
         "data",
+        "images",
+        "newTag",
+        "newName",
     ]);
     let value = prop::sample::select(vec![
         "",
@@ -83,6 +89,9 @@ fn yamlish_line() -> impl Strategy<Value = String> {
             "---", "...", "{{- if .Values.x }}", "{{- end }}", "  {{- include \"x\" . | nindent 4 }}",
             "# image: commented:1", "FROM alpine:3 AS build", "COPY --from=build /a /b",
             "kubectl run x --image=busybox:1", "image: heredoc:1", "", "  ",
+            "docker run --rm \\", "  -e A=1 alpine:3 \\", "podman pull quay.io/a/b:1 # c",
+            "ARG BASE=alpine:3", "ARG TAG=\"1.36\"", "FROM ${BASE}", "FROM busybox:${TAG} AS t",
+            "COPY --from=$BASE /a /b", "LABEL v=$TAG",
         ]).prop_map(str::to_owned),
     ];
     shape
@@ -103,6 +112,115 @@ fn yamlish() -> impl Strategy<Value = String> {
             };
             text.push_str(&lines.join(ending));
             text
+        })
+}
+
+/// A kustomization's `images:` list: entries in block and flow style, at any indentation,
+/// with comments, other keys and existing digests, in any order.
+fn kustomization() -> impl Strategy<Value = String> {
+    let name = prop::sample::select(vec!["nginx", "ghcr.io/a/b", "\"quay.io/x/y\"", "'r'"]);
+    let tag = prop::sample::select(vec!["\"1.27\"", "v1", "'7.4'", "1.2", "\"\""]);
+    let digest = prop::sample::select(vec![
+        "",
+        "sha256:3333333333333333333333333333333333333333333333333333333333333333",
+        "\"sha256:3333333333333333333333333333333333333333333333333333333333333333\"",
+    ]);
+    let comment = prop::sample::select(vec!["", " # note"]);
+    let entry = (
+        name,
+        prop::option::of(tag),
+        digest,
+        comment,
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(name, tag, digest, comment, flow, new_name)| {
+            let mut keys = vec![format!("name: {name}")];
+            if new_name {
+                keys.push("newName: ghcr.io/m/n".to_owned());
+            }
+            if let Some(tag) = tag {
+                keys.push(format!("newTag: {tag}"));
+            }
+            if !digest.is_empty() {
+                keys.push(format!("digest: {digest}"));
+            }
+            // `@` stands for the list's indentation.
+            if flow {
+                format!("@- {{{}}}{comment}", keys.join(", "))
+            } else {
+                format!("@- {}{comment}", keys.join("\n@  "))
+            }
+        });
+    (
+        prop::collection::vec(entry, 1..5),
+        0usize..4,
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(entries, indent, crlf, final_newline)| {
+            let entries = entries.join("\n").replace('@', &" ".repeat(indent));
+            let mut text = format!("resources: [a.yaml]\nimages:\n{entries}");
+            if final_newline {
+                text.push('\n');
+            }
+            if crlf {
+                text = text.replace('\n', "\r\n");
+            }
+            text
+        })
+}
+
+/// A `devcontainer.json`: JSON with comments and trailing commas, other members (nested
+/// `"image"` keys, comments and strings that look like one) around at most one root `"image"`;
+/// and whether it has that one.
+fn devcontainer() -> impl Strategy<Value = (String, bool)> {
+    let space = prop::sample::select(vec!["", " ", "\n", "\n\t", "  \n  "]);
+    let member = prop::sample::select(vec![
+        "\"name\": \"dev\"",
+        "// \"image\": \"commented:1\"\n\"a\": 1",
+        "/* \"image\": \"block:1\" */ \"b\": true",
+        "\"features\": {\"ghcr.io/devcontainers/features/node:1\": {},}",
+        "\"customizations\": {\"x\": {\"image\": \"nested:1\"}}",
+        "\"list\": [\"image\", \"n:1\", [1, 2,],]",
+        "\"cmd\": \"echo // \\\"image\\\": \\\"quoted:1\\\"\"",
+        "\"é\": \"ü\" /* ∑ */",
+        "\"n\": null",
+    ]);
+    let image = prop::sample::select(vec![
+        "\"image\": \"mcr.microsoft.com/devcontainers/go:1.23\"",
+        "\"image\" : \"alpine\" // tagpin:ignore\n",
+        "\"image\":\"ghcr.io/a/b:v1@sha256:5555555555555555555555555555555555555555555555555555555555555555\"",
+        "\"image\": \"${localEnv:IMG}\"",
+    ]);
+    (
+        prop::collection::vec((member, space.clone()), 0..6),
+        prop::option::of((image, 0usize..6)),
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(members, image, trailing, crlf, bom)| {
+            let mut parts: Vec<String> = members
+                .into_iter()
+                .map(|(m, space)| format!("{space}{m}"))
+                .collect();
+            let has_image = image.is_some();
+            if let Some((image, at)) = image {
+                parts.insert(at.min(parts.len()), format!("\n  {image}"));
+            }
+            let mut text = format!("// dev\n{{{}", parts.join(","));
+            if trailing && !parts.is_empty() {
+                text.push(',');
+            }
+            text.push_str("\n}\n");
+            if crlf {
+                text = text.replace('\n', "\r\n");
+            }
+            if bom {
+                text.insert(0, '\u{feff}');
+            }
+            (text, has_image)
         })
 }
 
@@ -139,7 +257,13 @@ fn check_splice(kind: FileKind, text: &str) -> Result<(), TestCaseError> {
         rescanned
     );
     for (before, after) in findings.iter().zip(&rescanned) {
-        prop_assert_eq!(before.line, after.line);
+        // Lines move only by the lines inserted above (a Kustomize `digest:` key).
+        let inserted: usize = edits
+            .iter()
+            .filter(|e| e.span.start < before.span.start)
+            .map(|e| e.replacement.matches('\n').count())
+            .sum();
+        prop_assert_eq!(before.line + inserted, after.line);
         let line_of = |offset: usize| text[..offset].matches('\n').count() + 1;
         let edited_before_on_line = edits
             .iter()
@@ -167,6 +291,25 @@ proptest! {
         for kind in KINDS {
             check_splice(kind, &text)?;
         }
+    }
+
+    #[test]
+    fn kustomize_digests_are_inserted_and_refreshed_byte_exactly(text in kustomization()) {
+        let findings = scan(Path::new("kustomization.yaml"), FileKind::Kustomize, &text);
+        prop_assert!(findings.is_ok(), "{:?}", findings.err());
+        prop_assert!(!findings.unwrap().is_empty());
+        check_splice(FileKind::Kustomize, &text)?;
+    }
+
+    #[test]
+    fn devcontainer_image_is_found_alone_and_spliced_byte_exactly(
+        (text, has_image) in devcontainer()
+    ) {
+        let findings = scan(Path::new("devcontainer.json"), FileKind::Devcontainer, &text);
+        prop_assert!(findings.is_ok(), "{:?}", findings.err());
+        let findings = findings.unwrap();
+        prop_assert_eq!(findings.len(), usize::from(has_image), "{:?}", findings);
+        check_splice(FileKind::Devcontainer, &text)?;
     }
 
     #[test]

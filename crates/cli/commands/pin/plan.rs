@@ -340,7 +340,7 @@ pub fn plan_with(
                 continue;
             };
             edits.push(edit);
-            let policy = finding.pull_policy.as_ref().filter(|_| pull_policy);
+            let policy = finding.pull_policy().filter(|_| pull_policy);
             if let Some(insertion) = policy {
                 edits.push(insertion.clone());
             }

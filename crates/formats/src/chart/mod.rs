@@ -17,15 +17,23 @@
 
 mod candidates;
 mod decide;
+mod evaluate;
 mod prove;
 mod rendered;
 mod sentinel;
+mod static_render;
+mod values_json;
 
 pub use candidates::{Candidate, Part, Shape, ValuesImages, values_images};
 pub use decide::{Decision, Renderings, TagSource, decide};
 pub use prove::{Expected, prove};
 pub use rendered::{Document, Image, Rendered};
 pub use sentinel::{Render, overrides};
+pub use static_render::{
+    Plan as StaticPlan, StaticRendering, Template, plan as plan_statically,
+    render as render_statically,
+};
+pub use values_json::values_json;
 
 use crate::{EditSite, Finding, Status};
 
@@ -62,7 +70,7 @@ pub fn apply(findings: &mut [Finding], decisions: &[Decision]) {
         if decision.site == EditSite::Inline {
             // A string written whole: its own text is rewritten, what the chart renders is
             // looked up.
-            finding.resolve = Some(rendered.clone());
+            finding.resolve = Some(Box::new(rendered.clone()));
         } else {
             finding.text = rendered.to_string();
             finding.reference = Some(rendered.clone());

@@ -8,8 +8,8 @@
 
 use tagpin_reference::ImageReference;
 
-use super::{Map, Out, Rules, helm_values};
-use crate::Warning;
+use super::{Map, Out, Rules, Seg, helm_values};
+use crate::{EditSite, Warning};
 
 /// The rules for the `yaml` and `helm-template` kinds: Kubernetes objects and Helm values.
 pub(crate) struct KubernetesAndHelm;
@@ -26,7 +26,17 @@ impl Rules for KubernetesAndHelm {
             // `default:` and `example:` values, not images anything runs.
             return;
         }
+        let before = out.candidates.len();
         helm_values::split_map(map, out);
+        if let Some(values) = out.chart_values.as_ref().filter(|v| v.contains(map.path)) {
+            let reason = values.reason();
+            for candidate in &mut out.candidates[before..] {
+                candidate.found.site = EditSite::Unsupported {
+                    reason: reason.clone(),
+                };
+                candidate.target = None;
+            }
+        }
         images(map, out);
     }
 }
@@ -42,7 +52,7 @@ pub(crate) fn is_image_key(key: &str) -> bool {
 fn in_schema(map: &Map<'_, '_>) -> bool {
     map.path
         .iter()
-        .any(|seg| matches!(seg, super::Seg::Key("openAPIV3Schema" | "openAPIV2Schema")))
+        .any(|seg| matches!(seg, Seg::Key("openAPIV3Schema" | "openAPIV2Schema")))
 }
 
 /// Whether the `image` scalar of `map` names only part of a split spec. A `version` beside
@@ -67,14 +77,7 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
     if names_a_part(map, out) {
         return;
     }
-    let in_container_list = matches!(
-        map.path,
-        [
-            ..,
-            super::Seg::Key("containers" | "initContainers" | "ephemeralContainers"),
-            super::Seg::Item(_)
-        ]
-    );
+    let in_container_list = is_container(map.path);
     for entry in map.entries {
         if !is_image_key(entry.key) {
             continue;
@@ -159,6 +162,31 @@ fn block_key_column(before: &str) -> Option<usize> {
     // Spaces, then the value's opening quote when it is quoted.
     let gap = rest[key.len()..].trim_start_matches(' ');
     matches!(gap, "" | "'" | "\"").then_some(before.len() - rest.len())
+}
+
+/// Whether the mapping at `path` is a container whose `image` kubelet pulls: an item of a pod's
+/// `containers`, `initContainers` or `ephemeralContainers` (also an Argo Workflows template's
+/// `initContainers` and `containerSet.containers`), of a Tekton task's `steps` or `sidecars`
+/// (Argo's `sidecars` too), a Tekton `stepTemplate`, or an Argo Workflows template's
+/// `container` or `script` (only under `templates[]`: a `container:` key elsewhere is not
+/// known to be one).
+fn is_container(path: &[Seg<'_>]) -> bool {
+    matches!(
+        path,
+        [
+            ..,
+            Seg::Key(
+                "containers" | "initContainers" | "ephemeralContainers" | "steps" | "sidecars"
+            ),
+            Seg::Item(_)
+        ] | [.., Seg::Key("stepTemplate")]
+            | [
+                ..,
+                Seg::Key("templates"),
+                Seg::Item(_),
+                Seg::Key("container" | "script")
+            ]
+    )
 }
 
 /// Whether kubelet defaults a container with this image to `imagePullPolicy: Always`: the tag

@@ -9,10 +9,13 @@
 //!
 //! Adding a kind: a module here with a type implementing [`Rules`], chosen in [`rules_for`].
 
+mod chart_values;
 mod compose;
+mod gitlab_ci;
 mod helm_values;
 pub(crate) mod insert;
 mod kubernetes;
+mod kustomize;
 pub(crate) mod walk;
 mod workflow;
 
@@ -20,7 +23,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::path::Path;
 
-use crate::common::{Found, Sink};
+use crate::common::{FLUX_MANAGED, Found, Sink, has_flux_marker, line_of};
 use crate::yaml::Tree;
 use crate::yaml::tree::{NodeId, Style};
 use crate::{EditSite, Error, FileKind, Status};
@@ -46,9 +49,14 @@ fn rules_for(kind: FileKind) -> &'static dyn Rules {
     match kind {
         FileKind::Compose => &compose::Compose,
         FileKind::Workflow => &workflow::Workflow,
-        FileKind::Yaml | FileKind::HelmTemplate | FileKind::Dockerfile | FileKind::Shell => {
-            &kubernetes::KubernetesAndHelm
-        }
+        FileKind::GitlabCi => &gitlab_ci::GitlabCi,
+        FileKind::Kustomize => &kustomize::Kustomize,
+        FileKind::Yaml
+        | FileKind::HelmTemplate
+        | FileKind::Dockerfile
+        | FileKind::Shell
+        | FileKind::Devcontainer
+        | FileKind::Custom => &kubernetes::KubernetesAndHelm,
     }
 }
 
@@ -107,6 +115,8 @@ pub(crate) struct Out<'s> {
     pub(crate) text: &'s str,
     /// The text the tree was read from: the same, or a Helm template with masked actions.
     pub(crate) structure: &'s str,
+    /// The document is a `HelmRelease` or an Argo CD `Application`, holding chart values.
+    pub(crate) chart_values: Option<chart_values::ChartValues>,
     candidates: Vec<Candidate>,
 }
 
@@ -210,6 +220,7 @@ pub(crate) fn apply(
             out: Out {
                 text: sink.text,
                 structure,
+                chart_values: chart_values::of_document(doc, *root),
                 candidates: Vec::new(),
             },
         };
@@ -305,6 +316,17 @@ fn merge(
     found.warnings = warnings;
     found.also_lines = also;
     found.pull_policy = pull_policy;
+    // A Flux image-automation marker on any of its lines: Flux owns the reference.
+    let flux = std::iter::once(found.span.start)
+        .chain(found.also_lines.iter().copied())
+        .any(|at| has_flux_marker(line_of(sink.text, at)));
+    if flux && found.status != Status::Local {
+        found.status = Status::Ignored;
+        found.site = EditSite::Unsupported {
+            reason: FLUX_MANAGED.to_owned(),
+        };
+        return found;
+    }
     let editable = !matches!(found.site, EditSite::Unsupported { .. });
     if let (true, Some(node)) = (editable, target_node) {
         let other_use = uses

@@ -1,0 +1,226 @@
+//! What renders a chart: `helm template`, or without Helm tagpin's own reading of the template
+//! lines that use the image maps (`tagpin_formats::chart::render_statically`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use tagpin_formats::chart::{self, Template};
+
+use super::Helm;
+
+/// A renderer of charts.
+#[derive(Clone, Debug)]
+pub enum Renderer {
+    Helm(Helm),
+    /// tagpin's own evaluation of the lines that read the image maps, over a chart read once.
+    Static(Arc<StaticChart>),
+}
+
+/// What a rendering gave: Helm's output (or its equivalent) and, for the static reading, the
+/// candidates it could not follow, by index, with why.
+pub struct Output {
+    pub text: String,
+    pub blocked: Vec<(usize, String)>,
+}
+
+impl Renderer {
+    /// Renders `chart` with the values files `values` and `overrides` on top (the static
+    /// reading has read its chart, and planned for the candidates, already).
+    pub fn render(
+        &self,
+        chart: &Path,
+        values: &[&Path],
+        overrides: &str,
+    ) -> Result<Output, String> {
+        match self {
+            Self::Helm(helm) => helm.render(chart, values, overrides).map(|text| Output {
+                text,
+                blocked: Vec::new(),
+            }),
+            Self::Static(chart) => chart.render(values, overrides),
+        }
+    }
+}
+
+/// A chart as the static reading needs it for one values file: its templates (and its
+/// subcharts'), its metadata, the plan of what to evaluate for the file's candidates, and the
+/// chart's own values under the keys the plan reads (a large values file is not held whole).
+#[derive(Debug)]
+pub struct StaticChart {
+    templates: Vec<Template>,
+    meta: Value,
+    plan: chart::StaticPlan,
+    values: Value,
+}
+
+impl StaticChart {
+    pub fn read(chart: &Path, paths: &[Vec<String>]) -> Result<Self, String> {
+        let meta = read_yaml(&chart.join("Chart.yaml"))?;
+        let mut templates = Vec::new();
+        let mut subcharts = Vec::new();
+        collect_templates(
+            chart,
+            &chart_name(chart, &meta),
+            &mut templates,
+            &mut subcharts,
+        )?;
+        let plan = chart::plan_statically(&templates, paths, &subcharts);
+        let values = read_values(&chart.join("values.yaml"), &plan.top_keys)?;
+        Ok(Self {
+            templates,
+            meta,
+            plan,
+            values,
+        })
+    }
+
+    fn render(&self, values: &[&Path], overrides: &str) -> Result<Output, String> {
+        let mut merged = self.values.clone();
+        for file in values {
+            merge(&mut merged, read_values(file, &self.plan.top_keys)?);
+        }
+        let overrides: Value = serde_json::from_str(overrides)
+            .map_err(|error| format!("the render values are not JSON: {error}"))?;
+        merge(&mut merged, overrides);
+        let field = |key: &str| self.meta.get(key).cloned().unwrap_or(Value::Null);
+        let root = serde_json::json!({
+            "Values": merged,
+            "Chart": {"Name": field("name"), "Version": field("version"), "AppVersion": field("appVersion")},
+            "Release": {"Name": "tagpin", "Namespace": "default", "Service": "Helm"},
+        });
+        let rendering = self.plan.render(&self.templates, &root);
+        Ok(Output {
+            text: rendering.output,
+            blocked: rendering.blocked,
+        })
+    }
+}
+
+/// The values file at `path` under the top-level `keys` (nothing when the file is missing).
+fn read_values(path: &Path, keys: &std::collections::BTreeSet<String>) -> Result<Value, String> {
+    if keys.is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Ok(Value::Object(Map::new()));
+    };
+    chart::values_json(path, &text, keys).map_err(|error| error.to_string())
+}
+
+fn chart_name(chart: &Path, meta: &Value) -> String {
+    meta.get("name").and_then(Value::as_str).map_or_else(
+        || {
+            chart
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        },
+        str::to_owned,
+    )
+}
+
+/// The chart's template files and those of its vendored subcharts (a library chart's helpers
+/// are among them), named as Helm names them; `subcharts` gets the direct subcharts' names.
+fn collect_templates(
+    chart: &Path,
+    name: &str,
+    templates: &mut Vec<Template>,
+    subcharts: &mut Vec<String>,
+) -> Result<(), String> {
+    let mut stack = vec![(chart.join("templates"), format!("{name}/templates"))];
+    while let Some((dir, source)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let file_name = entry.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                stack.push((path, format!("{source}/{file_name}")));
+            } else if file_name != "NOTES.txt" {
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+                templates.push(Template {
+                    source: format!("{source}/{file_name}"),
+                    text,
+                });
+            }
+        }
+    }
+    for entry in std::fs::read_dir(chart.join("charts"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let sub: PathBuf = entry.path();
+        if sub.join("Chart.yaml").is_file() {
+            let meta = read_yaml(&sub.join("Chart.yaml"))?;
+            let sub_name = chart_name(&sub, &meta);
+            subcharts.push(sub_name.clone());
+            let mut nested = Vec::new();
+            collect_templates(
+                &sub,
+                &format!("{name}/charts/{sub_name}"),
+                templates,
+                &mut nested,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn read_yaml(path: &Path) -> Result<Value, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+    if text.trim().is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    yaml_serde::from_str(&text).map_err(|error| format!("cannot read {}: {error}", path.display()))
+}
+
+/// Helm's merge of values: maps key by key, the later winning, anything else replaced, a null
+/// deleting the key.
+fn merge(base: &mut Value, top: Value) {
+    let Value::Object(top) = top else {
+        *base = top;
+        return;
+    };
+    if !base.is_object() {
+        *base = Value::Object(Map::new());
+    }
+    let base = base.as_object_mut().expect("made an object");
+    for (key, value) in top {
+        match value {
+            Value::Null => {
+                base.remove(&key);
+            }
+            Value::Object(_) if base.get(&key).is_some_and(Value::is_object) => {
+                merge(base.get_mut(&key).expect("present"), value);
+            }
+            other => {
+                base.insert(key, other);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn values_merge_as_helm_merges_them() {
+        let mut base = json!({"a": {"b": 1, "c": 2}, "d": [1], "e": 3});
+        merge(
+            &mut base,
+            json!({"a": {"b": 5, "c": null}, "d": [2], "f": {"g": 1}}),
+        );
+        assert_eq!(
+            base,
+            json!({"a": {"b": 5}, "d": [2], "e": 3, "f": {"g": 1}})
+        );
+    }
+}

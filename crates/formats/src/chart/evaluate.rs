@@ -1,0 +1,507 @@
+//! A small evaluator of Go template actions, for the line of a template that builds an image
+//! when no Helm is at hand: field chains (`.Values.image.tag`, `$.Values…`, `.Chart.AppVersion`),
+//! pipelines, string literals, parentheses, `if`/`with`/`else`/`end` closed on the same line,
+//! and the functions image lines use (`default`, `quote`, `printf`, `trimPrefix`…). Anything
+//! else (`include`, variables, `range`, a float) is an error: the caller then writes nothing.
+
+use serde_json::Value;
+
+/// Why a line could not be evaluated.
+pub type EvalError = String;
+
+/// One piece of a template line.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Piece<'t> {
+    Text(&'t str),
+    /// An action's inside, trim markers removed.
+    Action(&'t str),
+}
+
+/// Splits `line` into text and actions, applying `{{-` and `-}}` trimming. `None` when an
+/// action is not closed on the line.
+pub fn pieces(line: &str) -> Option<Vec<Piece<'_>>> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    let mut trim_next = false;
+    while let Some(open) = rest.find("{{") {
+        let mut text = &rest[..open];
+        if trim_next {
+            text = text.trim_start();
+        }
+        let after = &rest[open + 2..];
+        let (trim_before, inner_start) = match after.strip_prefix("- ") {
+            Some(_) => (true, 2),
+            None => (false, 0),
+        };
+        if trim_before {
+            text = text.trim_end();
+        }
+        if !text.is_empty() {
+            out.push(Piece::Text(text));
+        }
+        let close = after.find("}}")?;
+        let mut inner = &after[inner_start..close];
+        trim_next = inner.ends_with(" -");
+        if trim_next {
+            inner = &inner[..inner.len() - 2];
+        }
+        out.push(Piece::Action(inner.trim()));
+        rest = &after[close + 2..];
+    }
+    let text = if trim_next { rest.trim_start() } else { rest };
+    if !text.is_empty() {
+        out.push(Piece::Text(text));
+    }
+    Some(out)
+}
+
+/// The root of an evaluation: `.Values`, `.Chart`, `.Release`.
+pub struct Root<'v> {
+    pub root: &'v Value,
+}
+
+/// Evaluates `line` with `.` at the root. Helm's `<no value>` for a missing key is empty.
+pub fn line(line: &str, root: &Root<'_>) -> Result<String, EvalError> {
+    let pieces = pieces(line).ok_or_else(|| "an action is not closed on its line".to_owned())?;
+    let mut out = String::new();
+    // Each open block: (whether its output is kept, whether a branch was taken, its dot).
+    let mut blocks: Vec<(bool, bool, Value)> = Vec::new();
+    let keeping = |blocks: &[(bool, bool, Value)]| blocks.iter().all(|b| b.0);
+    for piece in pieces {
+        let dot = blocks.last().map_or(root.root, |b| &b.2).clone();
+        match piece {
+            Piece::Text(text) => {
+                if keeping(&blocks) {
+                    out.push_str(text);
+                }
+            }
+            Piece::Action(action) if action.starts_with("/*") => {}
+            Piece::Action(action) => {
+                let (word, rest) = action.split_once(' ').unwrap_or((action, ""));
+                match word {
+                    "if" | "with" => {
+                        let value = pipeline(rest, &dot, root)?;
+                        let taken = truthy(&value);
+                        let inner = if word == "with" && taken { value } else { dot };
+                        blocks.push((taken, taken, inner));
+                    }
+                    "else" => {
+                        let Some(block) = blocks.last_mut() else {
+                            return Err("`else` without `if`".to_owned());
+                        };
+                        if rest.is_empty() {
+                            block.0 = !block.1;
+                        } else if let Some(condition) = rest.strip_prefix("if ") {
+                            let taken = !block.1 && truthy(&pipeline(condition, &dot, root)?);
+                            block.0 = taken;
+                            block.1 |= taken;
+                        } else {
+                            return Err(format!("`else {rest}` is not supported"));
+                        }
+                    }
+                    "end" => {
+                        blocks
+                            .pop()
+                            .ok_or_else(|| "`end` without a block".to_owned())?;
+                    }
+                    "range" | "define" | "block" | "template" | "break" | "continue" => {
+                        return Err(format!("`{word}` is not supported"));
+                    }
+                    _ => {
+                        let value = pipeline(action, &dot, root)?;
+                        if keeping(&blocks) {
+                            out.push_str(&to_text(&value)?);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if !blocks.is_empty() {
+        return Err("a block is not closed on its line".to_owned());
+    }
+    Ok(out)
+}
+
+/// Go's truth: false, 0, nil and empty strings and collections are false.
+pub fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
+
+/// How a value prints in a template. Floats print differently in Go (`1.0` is `1`), and
+/// collections as Go maps: both are errors.
+fn to_text(value: &Value) -> Result<String, EvalError> {
+    match value {
+        Value::Null => Ok(String::new()),
+        Value::Bool(b) => Ok(b.to_string()),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Ok(n.to_string()),
+        Value::Number(n) => Err(format!("the number {n} prints differently in Go")),
+        Value::String(s) => Ok(s.clone()),
+        Value::Array(_) | Value::Object(_) => Err("a collection is printed".to_owned()),
+    }
+}
+
+/// A lexed token of a pipeline.
+#[derive(Clone, Debug, PartialEq)]
+enum Token {
+    Word(String),
+    Field(String),
+    Str(String),
+    Int(i64),
+    Open,
+    Close,
+    Pipe,
+}
+
+fn lex(text: &str) -> Result<Vec<Token>, EvalError> {
+    let mut tokens = Vec::new();
+    let mut chars = text.char_indices().peekable();
+    while let Some(&(at, c)) = chars.peek() {
+        match c {
+            ' ' | '\t' => {
+                chars.next();
+            }
+            '(' | ')' | '|' => {
+                chars.next();
+                tokens.push(match c {
+                    '(' => Token::Open,
+                    ')' => Token::Close,
+                    _ => Token::Pipe,
+                });
+            }
+            '"' => {
+                chars.next();
+                let mut value = String::new();
+                loop {
+                    match chars.next() {
+                        Some((_, '"')) => break,
+                        Some((_, '\\')) => match chars.next() {
+                            Some((_, 'n')) => value.push('\n'),
+                            Some((_, 't')) => value.push('\t'),
+                            Some((_, other @ ('"' | '\\'))) => value.push(other),
+                            _ => return Err("an escape in a string is not supported".to_owned()),
+                        },
+                        Some((_, other)) => value.push(other),
+                        None => return Err("a string is not closed".to_owned()),
+                    }
+                }
+                tokens.push(Token::Str(value));
+            }
+            _ => {
+                let end = text[at..]
+                    .find([' ', '\t', '(', ')', '|', '"'])
+                    .map_or(text.len(), |n| at + n);
+                let word = &text[at..end];
+                while chars.peek().is_some_and(|&(i, _)| i < end) {
+                    chars.next();
+                }
+                tokens.push(if word.starts_with('.') || word.starts_with('$') {
+                    Token::Field(word.to_owned())
+                } else if let Ok(n) = word.parse::<i64>() {
+                    Token::Int(n)
+                } else if word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    Token::Word(word.to_owned())
+                } else {
+                    return Err(format!("`{word}` is not supported"));
+                });
+            }
+        }
+    }
+    Ok(tokens)
+}
+
+/// Evaluates a pipeline (`a | f b | g`).
+pub fn pipeline(text: &str, dot: &Value, root: &Root<'_>) -> Result<Value, EvalError> {
+    let tokens = lex(text)?;
+    let mut at = 0;
+    let value = parse_pipeline(&tokens, &mut at, dot, root)?;
+    if at != tokens.len() {
+        return Err(format!("`{text}` is not supported"));
+    }
+    Ok(value)
+}
+
+fn parse_pipeline(
+    tokens: &[Token],
+    at: &mut usize,
+    dot: &Value,
+    root: &Root<'_>,
+) -> Result<Value, EvalError> {
+    let mut value: Option<Value> = None;
+    loop {
+        let mut args = Vec::new();
+        let mut name = None;
+        while let Some(token) = tokens.get(*at) {
+            match token {
+                Token::Pipe | Token::Close => break,
+                Token::Word(word) if name.is_none() && args.is_empty() => {
+                    name = Some(word.clone());
+                    *at += 1;
+                }
+                _ => args.push(operand(tokens, at, dot, root)?),
+            }
+        }
+        if let Some(previous) = value.take() {
+            args.push(previous);
+        }
+        value = Some(match name {
+            Some(name) => call(&name, args)?,
+            None if args.len() == 1 => args.pop().expect("one"),
+            None => return Err("an empty or ambiguous command".to_owned()),
+        });
+        if tokens.get(*at) == Some(&Token::Pipe) {
+            *at += 1;
+        } else {
+            return value.ok_or_else(|| "an empty pipeline".to_owned());
+        }
+    }
+}
+
+fn operand(
+    tokens: &[Token],
+    at: &mut usize,
+    dot: &Value,
+    root: &Root<'_>,
+) -> Result<Value, EvalError> {
+    let token = tokens
+        .get(*at)
+        .ok_or_else(|| "a missing operand".to_owned())?;
+    *at += 1;
+    match token {
+        Token::Str(s) => Ok(Value::String(s.clone())),
+        Token::Int(n) => Ok(Value::from(*n)),
+        Token::Field(path) => field(path, dot, root),
+        Token::Open => {
+            let value = parse_pipeline(tokens, at, dot, root)?;
+            if tokens.get(*at) != Some(&Token::Close) {
+                return Err("a parenthesis is not closed".to_owned());
+            }
+            *at += 1;
+            Ok(value)
+        }
+        Token::Word(word) => match word.as_str() {
+            "true" => Ok(Value::Bool(true)),
+            "false" => Ok(Value::Bool(false)),
+            "nil" => Ok(Value::Null),
+            _ => Err(format!("`{word}` as an argument is not supported")),
+        },
+        Token::Pipe | Token::Close => Err("a misplaced `|` or `)`".to_owned()),
+    }
+}
+
+/// `.a.b`, `$.a.b`, `.` or `$`: a missing key is nil, as Helm renders it.
+fn field(path: &str, dot: &Value, root: &Root<'_>) -> Result<Value, EvalError> {
+    let (mut value, rest) = if let Some(rest) = path.strip_prefix('$') {
+        if !(rest.is_empty() || rest.starts_with('.')) {
+            return Err(format!("the variable `{path}` is not supported"));
+        }
+        (root.root, rest)
+    } else {
+        (dot, path)
+    };
+    for key in rest.split('.').filter(|key| !key.is_empty()) {
+        value = match value {
+            Value::Object(map) => map.get(key).unwrap_or(&Value::Null),
+            Value::Null => &Value::Null,
+            _ => return Err(format!("`{path}` reads a field of a scalar")),
+        };
+    }
+    if value.as_str() == Some(super::values_json::UNTYPED) {
+        return Err(format!("`{path}` may be typed otherwise by Helm"));
+    }
+    Ok(value.clone())
+}
+
+fn text_arg(value: &Value) -> Result<String, EvalError> {
+    to_text(value)
+}
+
+fn call(name: &str, args: Vec<Value>) -> Result<Value, EvalError> {
+    let arity = |n: usize| {
+        if args.len() == n {
+            Ok(())
+        } else {
+            Err(format!(
+                "`{name}` with {} arguments is not supported",
+                args.len()
+            ))
+        }
+    };
+    let string = |s: String| Ok(Value::String(s));
+    match name {
+        "default" => {
+            arity(2)?;
+            let [fallback, given]: [Value; 2] = args.try_into().expect("two");
+            Ok(if empty(&given) { fallback } else { given })
+        }
+        "quote" | "squote" => {
+            arity(1)?;
+            let text = text_arg(&args[0])?;
+            if text.contains(['"', '\\', '\n']) {
+                return Err(format!("`{name}` of a string that needs escapes"));
+            }
+            let mark = if name == "quote" { '"' } else { '\'' };
+            string(format!("{mark}{text}{mark}"))
+        }
+        "toString" => {
+            arity(1)?;
+            string(text_arg(&args[0])?)
+        }
+        "printf" => printf(&args),
+        "trimPrefix" | "trimSuffix" => {
+            arity(2)?;
+            let (affix, text) = (text_arg(&args[0])?, text_arg(&args[1])?);
+            let trimmed = if name == "trimPrefix" {
+                text.strip_prefix(affix.as_str())
+            } else {
+                text.strip_suffix(affix.as_str())
+            };
+            string(trimmed.unwrap_or(&text).to_owned())
+        }
+        "trim" | "lower" | "upper" => {
+            arity(1)?;
+            let text = text_arg(&args[0])?;
+            string(match name {
+                "trim" => text.trim().to_owned(),
+                "lower" => text.to_lowercase(),
+                _ => text.to_uppercase(),
+            })
+        }
+        "not" => {
+            arity(1)?;
+            Ok(Value::Bool(!truthy(&args[0])))
+        }
+        "empty" => {
+            arity(1)?;
+            Ok(Value::Bool(empty(&args[0])))
+        }
+        "and" | "or" if !args.is_empty() => {
+            let want = name == "or";
+            let last = args.last().expect("not empty").clone();
+            Ok(args.into_iter().find(|a| truthy(a) == want).unwrap_or(last))
+        }
+        "eq" | "ne" => {
+            arity(2)?;
+            let same = text_arg(&args[0])? == text_arg(&args[1])?;
+            Ok(Value::Bool(same == (name == "eq")))
+        }
+        "coalesce" => Ok(args.into_iter().find(|a| !empty(a)).unwrap_or(Value::Null)),
+        _ => Err(format!("the function `{name}` is not supported")),
+    }
+}
+
+/// Sprig's `empty`, which `default` uses: Go's falsehood.
+fn empty(value: &Value) -> bool {
+    !truthy(value)
+}
+
+/// `printf` with `%s`, `%v`, `%d` and `%%`.
+fn printf(args: &[Value]) -> Result<Value, EvalError> {
+    let Some((format, rest)) = args.split_first() else {
+        return Err("`printf` without a format".to_owned());
+    };
+    let Value::String(format) = format else {
+        return Err("`printf` with a format that is not a string".to_owned());
+    };
+    let mut out = String::new();
+    let mut values = rest.iter();
+    let mut chars = format.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('%') => out.push('%'),
+            Some('s' | 'v' | 'd') => {
+                let value = values
+                    .next()
+                    .ok_or_else(|| "`printf` with too few arguments".to_owned())?;
+                out.push_str(&text_arg(value)?);
+            }
+            _ => return Err("a `printf` verb that is not supported".to_owned()),
+        }
+    }
+    if values.next().is_some() {
+        return Err("`printf` with too many arguments".to_owned());
+    }
+    Ok(Value::String(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn image_lines_evaluate_as_helm_renders_them() {
+        let root = json!({
+            "Values": {
+                "image": {"repository": "ghcr.io/acme/app", "tag": "", "digest": "sha256:ab", "n": 1.5},
+                "global": {"imageRegistry": ""},
+            },
+            "Chart": {"AppVersion": "1.8.2", "Name": "app"},
+        });
+        let root = Root { root: &root };
+        for (template, expected) in [
+            (
+                r#"image: "{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}""#,
+                Ok(r#"image: "ghcr.io/acme/app:1.8.2""#),
+            ),
+            (
+                r#"image: {{ printf "%s:%s" .Values.image.repository (.Values.image.tag | default (printf "v%s" .Chart.AppVersion)) | quote }}"#,
+                Ok(r#"image: "ghcr.io/acme/app:v1.8.2""#),
+            ),
+            (
+                "image: {{ .Values.image.repository }}{{ if .Values.image.digest }}@{{ .Values.image.digest }}{{ else }}:x{{ end }}",
+                Ok("image: ghcr.io/acme/app@sha256:ab"),
+            ),
+            (
+                "image: {{ with .Values.image }}{{ .repository }}{{ end }}{{- with .Values.missing }}@{{ . }}{{ end }}",
+                Ok("image: ghcr.io/acme/app"),
+            ),
+            (
+                "  - {{ $.Values.global.imageRegistry | default \"docker.io\" }}/{{ .Values.image.repository | trimPrefix \"ghcr.io/\" }}",
+                Ok("  - docker.io/acme/app"),
+            ),
+            (
+                "image: {{ include \"x\" . }}",
+                Err("the function `include` is not supported"),
+            ),
+            (
+                "image: {{ .Values.image.n }}",
+                Err("the number 1.5 prints differently in Go"),
+            ),
+            (
+                "{{- if .Values.image.digest }}",
+                Err("a block is not closed on its line"),
+            ),
+            ("image: {{ .Values.image }}", Err("a collection is printed")),
+            ("image: {{ $x := 1 }}", Err("`:=` is not supported")),
+            ("image: {{ $x }}", Err("the variable `$x` is not supported")),
+        ] {
+            assert_eq!(
+                line(template, &root).as_deref(),
+                expected.map_err(str::to_owned).as_deref(),
+                "{template}"
+            );
+        }
+    }
+
+    #[test]
+    fn trim_markers_remove_the_spaces_beside_them() {
+        assert_eq!(
+            pieces("a  {{- .x -}}  b").unwrap(),
+            [Piece::Text("a"), Piece::Action(".x"), Piece::Text("b")]
+        );
+        assert_eq!(pieces("a {{ .x"), None);
+    }
+}

@@ -1,0 +1,128 @@
+//! A values file as the JSON value a template reads, for the static reading: only the top-level
+//! keys it asks for (a chart's values file is large and its lines read a few maps), scalars
+//! typed as Helm's YAML reading types them (null, booleans, integers; floats and anything else
+//! it would read differently are kept as an error marker the evaluator refuses to print).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::Error;
+use crate::yaml::tree::{Kind, MAX_DEPTH, NodeId, Style, Tree};
+use crate::yaml::{self, Mode};
+
+/// The mappings under the top-level `keys` of the values file `text`.
+pub fn values_json(path: &Path, text: &str, keys: &BTreeSet<String>) -> Result<Value, Error> {
+    let mut out = Map::new();
+    if keys.is_empty() {
+        return Ok(Value::Object(out));
+    }
+    let tree = yaml::read(path, text, Mode::Strict)?;
+    let Some(Some(root)) = tree.documents.first() else {
+        return Ok(Value::Object(out));
+    };
+    let children = tree.children(*root);
+    if !matches!(tree.node(*root).kind, Kind::Mapping { .. }) {
+        return Ok(Value::Object(out));
+    }
+    for pair in children.chunks(2) {
+        let [key, value] = pair else { continue };
+        let Some(key) = tree.scalar(*key, text) else {
+            continue;
+        };
+        if keys.contains(key) {
+            out.insert(key.to_owned(), convert(&tree, text, *value, 0));
+        }
+    }
+    Ok(Value::Object(out))
+}
+
+/// What a template may not print: a value tagpin's reading does not type as Helm does.
+pub const UNTYPED: &str = "\u{0}tagpin:untyped";
+
+fn convert(tree: &Tree, text: &str, id: NodeId, depth: usize) -> Value {
+    if depth > MAX_DEPTH {
+        return Value::String(UNTYPED.to_owned());
+    }
+    let node = tree.node(id);
+    match node.kind {
+        Kind::Alias { target } => convert(tree, text, target, depth + 1),
+        Kind::Mapping { .. } => {
+            let mut map = Map::new();
+            for pair in tree.children(id).chunks(2) {
+                let [key, value] = pair else { continue };
+                let key = tree.scalar(*key, text).unwrap_or(UNTYPED).to_owned();
+                map.insert(key, convert(tree, text, *value, depth + 1));
+            }
+            Value::Object(map)
+        }
+        Kind::Sequence { .. } => Value::Array(
+            tree.children(id)
+                .iter()
+                .map(|child| convert(tree, text, *child, depth + 1))
+                .collect(),
+        ),
+        Kind::Scalar { style, .. } => {
+            let value = tree.scalar(id, text).unwrap_or_default();
+            if node.tag.is_some() {
+                return Value::String(UNTYPED.to_owned());
+            }
+            if style != Style::Plain {
+                return Value::String(value.to_owned());
+            }
+            plain(value)
+        }
+    }
+}
+
+/// A plain scalar typed by YAML's core schema (with the YAML 1.1 booleans Helm's reader also
+/// takes as booleans, and anything numeric but an integer left untyped).
+fn plain(value: &str) -> Value {
+    match value {
+        "" | "~" | "null" | "Null" | "NULL" => Value::Null,
+        "true" | "True" | "TRUE" => Value::Bool(true),
+        "false" | "False" | "FALSE" => Value::Bool(false),
+        "yes" | "Yes" | "YES" | "on" | "On" | "ON" | "no" | "No" | "NO" | "off" | "Off" | "OFF"
+        | "y" | "Y" | "n" | "N" => Value::String(UNTYPED.to_owned()),
+        _ => {
+            if let Ok(n) = value.parse::<i64>() {
+                return Value::from(n);
+            }
+            let numeric = value
+                .trim_start_matches(['+', '-'])
+                .starts_with(|c: char| c.is_ascii_digit() || c == '.');
+            if numeric && value.parse::<f64>().is_ok()
+                || value.starts_with("0x")
+                || value.starts_with("0o")
+                || value.eq_ignore_ascii_case(".inf")
+                || value.eq_ignore_ascii_case(".nan")
+            {
+                Value::String(UNTYPED.to_owned())
+            } else {
+                Value::String(value.to_owned())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn only_the_asked_keys_are_read_and_typed() {
+        let text = "image:\n  repository: a/b\n  tag: \"1.0\"\n  n: 3\n  f: 1.0\n  e: \n  b: true\n  list: [x, 'y']\nother: {big: map}\nglobal: &g {imageRegistry: r}\nalias: *g\n";
+        let keys: BTreeSet<String> = ["image", "alias"].map(str::to_owned).into();
+        let value = values_json(Path::new("values.yaml"), text, &keys).unwrap();
+        assert_eq!(
+            value,
+            json!({
+                "image": {"repository": "a/b", "tag": "1.0", "n": 3, "f": UNTYPED, "e": null, "b": true, "list": ["x", "y"]},
+                "alias": {"imageRegistry": "r"},
+            })
+        );
+    }
+}

@@ -1,0 +1,130 @@
+//! Chart values inside another resource: a Flux `HelmRelease`'s `spec.values` and an Argo CD
+//! `Application`'s `spec.source.helm.valuesObject` (or `spec.sources[*].helm.valuesObject`).
+//!
+//! Literal references there (`image: nginx:1.27`) are read and pinned like any other. A split
+//! map there (`image: {repository, tag}`) configures the chart, and what a digest must look
+//! like in it depends on how the chart's templates consume the map; the chart is not read
+//! here (it lives in a chart repository, or at a path this file does not resolve), so such a
+//! map is reported with the reason and not written.
+
+use super::walk::Chain;
+use super::{At, Doc, Entry, Seg};
+
+/// The resource a document is, when it holds chart values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ChartValues {
+    kind: &'static str,
+    /// The chart, as named (`redis 19.6.4`), when the resource says.
+    chart: Option<String>,
+}
+
+impl ChartValues {
+    /// Whether a mapping at `path` is inside the chart values.
+    pub(crate) fn contains(&self, path: &[Seg<'_>]) -> bool {
+        match self.kind {
+            "HelmRelease" => matches!(path, [Seg::Key("spec"), Seg::Key("values"), ..]),
+            _ => matches!(
+                path,
+                [
+                    Seg::Key("spec"),
+                    Seg::Key("source"),
+                    Seg::Key("helm"),
+                    Seg::Key("valuesObject"),
+                    ..
+                ] | [
+                    Seg::Key("spec"),
+                    Seg::Key("sources"),
+                    Seg::Item(_),
+                    Seg::Key("helm"),
+                    Seg::Key("valuesObject"),
+                    ..
+                ]
+            ),
+        }
+    }
+
+    /// Why a split map in these values is not written.
+    pub(crate) fn reason(&self) -> String {
+        let chart = self.chart.as_ref().map_or_else(
+            || "its chart".to_owned(),
+            |chart| format!("chart `{chart}`"),
+        );
+        let article = if self.kind.starts_with('A') {
+            "an"
+        } else {
+            "a"
+        };
+        format!(
+            "a split map in {article} {}'s values configures {chart}, which tagpin does not \
+             read here; the form of the digest (or whether a tag may carry one) depends on the \
+             chart's templates, so it is not written",
+            self.kind
+        )
+    }
+}
+
+fn entries<'t>(doc: Doc<'t>, at: &At) -> Vec<Entry<'t>> {
+    let mut entries = Vec::new();
+    doc.entries_into(at, &mut entries);
+    entries
+}
+
+fn get(doc: Doc<'_>, at: &At, key: &str) -> Option<At> {
+    entries(doc, at)
+        .into_iter()
+        .find(|e| e.key == key)
+        .map(|e| e.value)
+}
+
+fn scalar<'t>(doc: Doc<'t>, at: &At, key: &str) -> Option<&'t str> {
+    Some(doc.scalar(&get(doc, at, key)?)?.value)
+}
+
+/// What the document at `root` is, when it is a `HelmRelease` or an `Application`.
+pub(crate) fn of_document(doc: Doc<'_>, root: u32) -> Option<ChartValues> {
+    let root = doc.at(root, &Chain::default());
+    if !doc.is_mapping(&root) {
+        return None;
+    }
+    let api = scalar(doc, &root, "apiVersion")?;
+    let kind = scalar(doc, &root, "kind")?;
+    let spec = get(doc, &root, "spec")?;
+    let named = |name: Option<&str>, version: Option<&str>| {
+        name.map(|name| match version {
+            Some(version) => format!("{name} {version}"),
+            None => name.to_owned(),
+        })
+    };
+    if kind == "HelmRelease" && api.starts_with("helm.toolkit.fluxcd.io/") {
+        let chart_spec = get(doc, &spec, "chart").and_then(|chart| get(doc, &chart, "spec"));
+        let chart = chart_spec.and_then(|chart_spec| {
+            named(
+                scalar(doc, &chart_spec, "chart"),
+                scalar(doc, &chart_spec, "version"),
+            )
+        });
+        return Some(ChartValues {
+            kind: "HelmRelease",
+            chart,
+        });
+    }
+    if kind == "Application" && api.starts_with("argoproj.io/") {
+        // `spec.source`, or the first of `spec.sources` that names a chart.
+        let sources = get(doc, &spec, "source").into_iter().chain(
+            get(doc, &spec, "sources")
+                .map(|sources| doc.items(&sources))
+                .unwrap_or_default(),
+        );
+        let chart = sources.into_iter().find_map(|source| {
+            named(
+                scalar(doc, &source, "chart"),
+                scalar(doc, &source, "targetRevision"),
+            )
+        });
+        return Some(ChartValues {
+            kind: "Application",
+            chart,
+        });
+    }
+    None
+}

@@ -1,0 +1,351 @@
+//! Container CLI commands on a command line: `docker|podman|nerdctl run|create|pull IMAGE`
+//! (also `container run`, `image pull`, …), after their options, on a logical line (continued
+//! with `\`).
+//!
+//! The image is the first word after the options. Options are known by name: the ones that
+//! take a value skip it (`-e X`, `--name x`, `-p8080:80`, `--env=X`), flags do not (`-it`,
+//! `--rm`). An option tagpin does not know stops the command without a finding, since it
+//! cannot tell whether the next word is its value or the image (precision first). So do
+//! `pull -a`/`--all-tags` (the argument is a repository, not an image) and global options it
+//! does not know (`docker --foo run …`).
+//!
+//! Before the CLI's name, `sudo` (with `-E`, `-u user`, …), `env`, `exec`, `command`, `time`,
+//! `nohup`, the keywords `if`, `then`, `else`, `elif`, `do`, `while`, `until`, `!`, variable
+//! assignments (`DOCKER_HOST=… docker run`) and a recipe line's `@`, `-`,
+//! `+` are skipped.
+
+use super::{Token, report, tokens};
+use crate::common::Sink;
+
+/// The container CLIs read.
+const CLIS: [&str; 3] = ["docker", "podman", "nerdctl"];
+
+/// Global options (before the subcommand) that take a value, and flags.
+const GLOBAL_VALUES: &[&str] = &[
+    "-H",
+    "--host",
+    "-c",
+    "--context",
+    "--config",
+    "-l",
+    "--log-level",
+    "--tlscacert",
+    "--tlscert",
+    "--tlskey",
+    "--connection",
+    "--url",
+    "--root",
+    "--runroot",
+    "-n",
+    "--namespace",
+    "--address",
+    "--snapshotter",
+];
+const GLOBAL_FLAGS: &[&str] = &["-D", "--debug", "--tls", "--tlsverify", "--remote", "-r"];
+
+/// `run` and `create` options that take a value (docker's, and podman's and nerdctl's common
+/// ones).
+const RUN_VALUES: &[&str] = &[
+    "--add-host",
+    "--annotation",
+    "--arch",
+    "--attach",
+    "--authfile",
+    "--blkio-weight",
+    "--blkio-weight-device",
+    "--cap-add",
+    "--cap-drop",
+    "--cgroup-parent",
+    "--cgroupns",
+    "--cidfile",
+    "--cpu-period",
+    "--cpu-quota",
+    "--cpu-rt-period",
+    "--cpu-rt-runtime",
+    "--cpu-shares",
+    "--cpus",
+    "--cpuset-cpus",
+    "--cpuset-mems",
+    "--creds",
+    "--detach-keys",
+    "--device",
+    "--device-cgroup-rule",
+    "--device-read-bps",
+    "--device-read-iops",
+    "--device-write-bps",
+    "--device-write-iops",
+    "--dns",
+    "--dns-option",
+    "--dns-search",
+    "--domainname",
+    "--entrypoint",
+    "--env",
+    "--env-file",
+    "--expose",
+    "--gpus",
+    "--group-add",
+    "--health-cmd",
+    "--health-interval",
+    "--health-retries",
+    "--health-start-interval",
+    "--health-start-period",
+    "--health-timeout",
+    "--hostname",
+    "--ip",
+    "--ip6",
+    "--ipc",
+    "--isolation",
+    "--kernel-memory",
+    "--label",
+    "--label-file",
+    "--link",
+    "--link-local-ip",
+    "--log-driver",
+    "--log-opt",
+    "--mac-address",
+    "--memory",
+    "--memory-reservation",
+    "--memory-swap",
+    "--memory-swappiness",
+    "--mount",
+    "--name",
+    "--net",
+    "--net-alias",
+    "--network",
+    "--network-alias",
+    "--oom-score-adj",
+    "--os",
+    "--pid",
+    "--pids-limit",
+    "--platform",
+    "--pod",
+    "--publish",
+    "--pull",
+    "--restart",
+    "--runtime",
+    "--secret",
+    "--security-opt",
+    "--shm-size",
+    "--stop-signal",
+    "--stop-timeout",
+    "--storage-opt",
+    "--sysctl",
+    "--tmpfs",
+    "--ulimit",
+    "--user",
+    "--userns",
+    "--uts",
+    "--volume",
+    "--volume-driver",
+    "--volumes-from",
+    "--workdir",
+];
+const RUN_FLAGS: &[&str] = &[
+    "--detach",
+    "--disable-content-trust",
+    "--help",
+    "--init",
+    "--interactive",
+    "--no-healthcheck",
+    "--oom-kill-disable",
+    "--privileged",
+    "--publish-all",
+    "--quiet",
+    "--read-only",
+    "--replace",
+    "--rm",
+    "--rmi",
+    "--tty",
+    "--use-api-socket",
+];
+/// Short options: flags, and those that take a value.
+const RUN_SHORT_FLAGS: &str = "ditPq";
+const RUN_SHORT_VALUES: &str = "acehlmpuvw";
+
+const PULL_VALUES: &[&str] = &[
+    "--platform",
+    "--arch",
+    "--os",
+    "--variant",
+    "--authfile",
+    "--creds",
+    "--cert-dir",
+    "--retry",
+    "--retry-delay",
+    "--unpack",
+];
+const PULL_FLAGS: &[&str] = &["--disable-content-trust", "--quiet", "--all-platforms"];
+const PULL_SHORT_FLAGS: &str = "q";
+
+/// The options of a subcommand.
+struct Options {
+    values: &'static [&'static str],
+    flags: &'static [&'static str],
+    short_flags: &'static str,
+    short_values: &'static str,
+}
+
+const RUN: Options = Options {
+    values: RUN_VALUES,
+    flags: RUN_FLAGS,
+    short_flags: RUN_SHORT_FLAGS,
+    short_values: RUN_SHORT_VALUES,
+};
+
+const PULL: Options = Options {
+    values: PULL_VALUES,
+    flags: PULL_FLAGS,
+    short_flags: PULL_SHORT_FLAGS,
+    short_values: "",
+};
+
+/// The words of one simple command.
+struct Words<'c> {
+    code: &'c str,
+    words: Vec<(usize, usize)>,
+}
+
+impl<'c> Words<'c> {
+    fn text(&self, index: usize) -> Option<&'c str> {
+        self.words
+            .get(index)
+            .map(|&(start, end)| &self.code[start..end])
+    }
+}
+
+/// Finds container CLI commands in `code` (a logical command line, comments cut off and
+/// continuations blanked, starting at byte `offset` of the file).
+pub(super) fn scan(sink: &mut Sink<'_>, code: &str, offset: usize) {
+    let mut command = Words {
+        code,
+        words: Vec::new(),
+    };
+    for token in tokens(code) {
+        match token {
+            Token::Separator => {
+                cli_command(sink, &command, offset);
+                command.words.clear();
+            }
+            Token::Word { start, end, .. } => command.words.push((start, end)),
+        }
+    }
+    cli_command(sink, &command, offset);
+}
+
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    })
+}
+
+/// Where the command proper starts: after `sudo`, `env`, assignments and a recipe prefix.
+fn command_start(command: &Words<'_>) -> usize {
+    let mut index = 0;
+    while let Some(word) = command.text(index) {
+        let word = if index == 0 {
+            word.trim_start_matches(['@', '-', '+'])
+        } else {
+            word
+        };
+        match word {
+            "sudo" => {
+                index += 1;
+                while let Some(option) = command.text(index).filter(|w| w.starts_with('-')) {
+                    index += if matches!(option, "-u" | "-g" | "-C" | "-h" | "-p") {
+                        2
+                    } else {
+                        1
+                    };
+                }
+                continue;
+            }
+            "" | "env" | "exec" | "command" | "time" | "nohup" | "if" | "then" | "else"
+            | "elif" | "do" | "while" | "until" | "!" => {}
+            _ if is_assignment(word) => {}
+            _ => return index,
+        }
+        index += 1;
+    }
+    index
+}
+
+fn cli_command(sink: &mut Sink<'_>, command: &Words<'_>, offset: usize) {
+    let start = command_start(command);
+    let Some(cli) = command.text(start) else {
+        return;
+    };
+    let cli = cli.trim_start_matches(['@', '-', '+']);
+    let cli = cli.rsplit('/').next().unwrap_or(cli);
+    if !CLIS.contains(&cli) {
+        return;
+    }
+    // Global options, then the subcommand (`run`, or `container run`).
+    let mut index = start + 1;
+    while let Some(word) = command.text(index) {
+        if !word.starts_with('-') {
+            break;
+        }
+        if (word.starts_with("--") && word.contains('=')) || GLOBAL_FLAGS.contains(&word) {
+            index += 1;
+        } else if GLOBAL_VALUES.contains(&word) {
+            index += 2;
+        } else {
+            return;
+        }
+    }
+    if matches!(command.text(index), Some("container" | "image")) {
+        index += 1;
+    }
+    let options = match command.text(index) {
+        Some("run" | "create") => &RUN,
+        Some("pull") => &PULL,
+        _ => return,
+    };
+    index += 1;
+    while let Some(word) = command.text(index) {
+        if word == "--" {
+            index += 1;
+            break;
+        }
+        if !word.starts_with('-') || word == "-" {
+            break;
+        }
+        let Some(skip) = option_words(options, word) else {
+            return;
+        };
+        index += skip;
+    }
+    if let Some(&(start, end)) = command.words.get(index) {
+        report(sink, &command.code[start..end], offset + start);
+    }
+}
+
+/// How many words the option `word` takes up (itself, and its value when that is the next
+/// word), or `None` for an option tagpin does not know.
+fn option_words(options: &Options, word: &str) -> Option<usize> {
+    if let Some(long) = word.strip_prefix("--") {
+        let (name, attached) = match long.split_once('=') {
+            Some((name, _)) => (name, true),
+            None => (long, false),
+        };
+        let option = &word[..name.len() + 2];
+        if options.values.contains(&option) {
+            return Some(if attached { 1 } else { 2 });
+        }
+        return options.flags.contains(&option).then_some(1);
+    }
+    // Short options, combined: flags, then at most one that takes a value (attached, or the
+    // next word).
+    let letters = &word[1..];
+    for (i, c) in letters.char_indices() {
+        if options.short_flags.contains(c) {
+            continue;
+        }
+        if options.short_values.contains(c) {
+            let last = i + c.len_utf8() == letters.len();
+            return Some(if last { 2 } else { 1 });
+        }
+        return None;
+    }
+    Some(1)
+}
