@@ -139,7 +139,8 @@ fn render_and_decide(
         .map_err(|error| format!("cannot read the values again: {error}"))?;
     if file
         .fingerprint
-        .is_some_and(|scanned| scanned != crate::commands::fingerprint(&text))
+        .as_deref()
+        .is_some_and(|scanned| *scanned != crate::commands::fingerprint(&text))
     {
         return Err("the values file changed while tagpin read it".to_owned());
     }

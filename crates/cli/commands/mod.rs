@@ -28,7 +28,8 @@ pub struct ScannedFile {
     /// The SHA-256 of the text that was scanned, when [`collect`] was asked for it: `pin`
     /// reads the file again to edit it and checks it still holds that text. The text itself
     /// is not kept: a run holds one file's text at a time.
-    pub fingerprint: Option<Fingerprint>,
+    /// Boxed: `scan` holds one `ScannedFile` per file with findings, and has none to hold.
+    pub fingerprint: Option<Box<Fingerprint>>,
     /// Which file it is on disk (device and inode), to read a file reached twice once.
     identity: Option<Identity>,
 }
@@ -227,8 +228,8 @@ fn scan_file_with(
     match scanned {
         Ok(mut findings) => {
             settings.ignore.apply(&mut findings);
-            let fingerprint =
-                (keep == Keep::Fingerprint && !findings.is_empty()).then(|| fingerprint(text));
+            let fingerprint = (keep == Keep::Fingerprint && !findings.is_empty())
+                .then(|| Box::new(fingerprint(text)));
             Outcome::Scanned(ScannedFile {
                 path,
                 display,

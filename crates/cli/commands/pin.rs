@@ -266,7 +266,7 @@ pub fn compute(
             PlannedFile {
                 path: file.display,
                 source: file.path,
-                fingerprint: file.fingerprint.expect("pin collects fingerprints"),
+                fingerprint: *file.fingerprint.expect("pin collects fingerprints"),
                 edits: rewrite.edits,
             }
         })
