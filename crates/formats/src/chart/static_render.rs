@@ -231,14 +231,7 @@ fn reads(templates: &[Template]) -> Vec<Read<'_>> {
                 // The rest of an action over several lines: what it reads, it reads in a way
                 // no line shows, which blocks it.
                 in_action = !text.contains("}}");
-                for keys in values_reads(text) {
-                    reads.push(Read {
-                        template,
-                        line,
-                        keys,
-                        context: Context::Scoped,
-                    });
-                }
+                push_scoped(&mut reads, template, line, text);
                 continue;
             }
             if !text.contains("{{") {
@@ -250,14 +243,7 @@ fn reads(templates: &[Template]) -> Vec<Read<'_>> {
                 // An action over several lines starts here: read as scoped, which blocks what
                 // it reads.
                 in_action = true;
-                for keys in values_reads(text) {
-                    reads.push(Read {
-                        template,
-                        line,
-                        keys,
-                        context: Context::Scoped,
-                    });
-                }
+                push_scoped(&mut reads, template, line, text);
                 continue;
             };
             let actions: Vec<&str> = pieces
@@ -302,6 +288,16 @@ fn reads(templates: &[Template]) -> Vec<Read<'_>> {
         }
     }
     reads
+}
+
+/// Records the reads in `text` as scoped: they block the maps they read.
+fn push_scoped<'t>(reads: &mut Vec<Read<'t>>, template: usize, line: usize, text: &'t str) {
+    reads.extend(values_reads(text).into_iter().map(|keys| Read {
+        template,
+        line,
+        keys,
+        context: Context::Scoped,
+    }));
 }
 
 fn first_word(action: &str) -> &str {
