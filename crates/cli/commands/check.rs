@@ -125,13 +125,12 @@ impl CheckReport {
         let summary = CheckSummary {
             passed: floating == 0 && scan.errors.is_empty(),
             files: scan.files_scanned,
-            references: scan.references.len(),
+            references: scan.len(),
             floating,
             ignored: scan.count(Status::Ignored),
             warnings: scan
-                .references
-                .iter()
-                .filter(|r| !r.warnings.is_empty() && r.status != Status::Ignored)
+                .findings()
+                .filter(|(_, f)| !f.warnings.is_empty() && f.status != Status::Ignored)
                 .count(),
             errors: scan.errors.len(),
             stale: 0,
@@ -140,7 +139,7 @@ impl CheckReport {
             missing_platform: 0,
         };
         Self {
-            references: scan.references,
+            references: scan.rows().collect(),
             errors: scan.errors,
             skipped: scan.skipped,
             online: None,

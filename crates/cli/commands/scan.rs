@@ -12,15 +12,44 @@ use crate::settings::Settings;
 /// What `scan` found: the JSON document `scan --format json` prints.
 ///
 /// `references` and `errors` are the contract of DESIGN.md §2; `warnings` (per reference) and
-/// `skipped` are additions.
-#[derive(Debug, Default, Serialize)]
+/// `skipped` are additions. The report keeps each file's findings and makes a
+/// [`ReferenceRow`] of each only as it is printed: a tree of 100,000 files would otherwise hold
+/// every reference twice, once found and once as a row.
+#[derive(Debug, Default)]
 pub struct ScanReport {
-    pub references: Vec<ReferenceRow>,
+    /// The files with references, sorted by path, each one's findings in file order.
+    pub files: Vec<FileFindings>,
     pub errors: Vec<FileError>,
     pub skipped: Vec<Skipped>,
     /// How many files were scanned.
-    #[serde(skip)]
     pub files_scanned: usize,
+}
+
+/// One file's references, under the path shown for it.
+#[derive(Debug)]
+pub struct FileFindings {
+    pub display: String,
+    pub findings: Vec<Finding>,
+}
+
+impl Serialize for ScanReport {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let mut document = serializer.serialize_struct("ScanReport", 3)?;
+        document.serialize_field("references", &Rows(self))?;
+        document.serialize_field("errors", &self.errors)?;
+        document.serialize_field("skipped", &self.skipped)?;
+        document.end()
+    }
+}
+
+/// The `references` array, one row made at a time.
+struct Rows<'a>(&'a ScanReport);
+
+impl Serialize for Rows<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.rows())
+    }
 }
 
 /// One reference. `text` is the reference as written; `registry`, `repository` and `tag` are
@@ -103,29 +132,51 @@ impl ReferenceRow {
 
 impl ScanReport {
     pub fn from_collected(collected: Collected) -> Self {
-        // File by file, so that each file's findings are freed as its rows are made.
-        let total = collected.files.iter().map(|file| file.findings.len()).sum();
-        let mut references = Vec::with_capacity(total);
-        for file in collected.files {
-            references.extend(
-                file.findings
-                    .iter()
-                    .map(|finding| ReferenceRow::new(&file.display, finding)),
-            );
-        }
+        let files = collected
+            .files
+            .into_iter()
+            .map(|file| FileFindings {
+                display: file.display,
+                findings: file.findings,
+            })
+            .collect();
         Self {
-            references,
+            files,
             errors: collected.errors,
             skipped: collected.skipped,
             files_scanned: collected.files_scanned,
         }
     }
 
+    /// Every finding with the path shown for its file, in report order.
+    pub fn findings(&self) -> impl Iterator<Item = (&str, &Finding)> {
+        self.files.iter().flat_map(|file| {
+            file.findings
+                .iter()
+                .map(|finding| (file.display.as_str(), finding))
+        })
+    }
+
+    /// One row per reference, in report order.
+    pub fn rows(&self) -> impl Iterator<Item = ReferenceRow> {
+        self.findings()
+            .map(|(path, finding)| ReferenceRow::new(path, finding))
+    }
+
+    /// How many references there are.
+    pub fn len(&self) -> usize {
+        self.files.iter().map(|file| file.findings.len()).sum()
+    }
+
+    /// Whether no reference was found.
+    pub fn is_empty(&self) -> bool {
+        self.files.iter().all(|file| file.findings.is_empty())
+    }
+
     /// How many references have `status`.
     pub fn count(&self, status: Status) -> usize {
-        self.references
-            .iter()
-            .filter(|reference| reference.status == status)
+        self.findings()
+            .filter(|(_, finding)| finding.status == status)
             .count()
     }
 }

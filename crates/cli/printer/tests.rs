@@ -1,124 +1,109 @@
 //! Snapshots of every output format, from hand-made reports (no scanning involved).
 
-use tagpin_formats::{FileKind, Status, Warning};
+use tagpin_formats::{EditSite, FileKind, Finding, Status, Warning};
+use tagpin_reference::ImageReference;
 
 use super::{github, sarif, text, write_json};
 use crate::commands::check::CheckReport;
-use crate::commands::scan::{ReferenceRow, ScanReport, WarningRow};
+use crate::commands::scan::{FileFindings, ScanReport};
 use crate::commands::{FileError, Skipped};
 use crate::settings::Verbosity;
 
 const DIGEST: &str = "sha256:6a6ec938973e6583c5e1573f7d25beddc1852a6699a089116b2407e29a564a72";
 
-fn row(
-    path: &str,
-    line: usize,
-    column: usize,
-    kind: FileKind,
-    text: &str,
-    status: Status,
-) -> ReferenceRow {
-    ReferenceRow {
-        path: path.to_owned(),
+/// A finding as a scanner makes it: the reference parsed from `text` unless it is templated
+/// or a stage name.
+fn finding(line: usize, column: usize, kind: FileKind, text: &str, status: Status) -> Finding {
+    let reference = match status {
+        Status::Templated | Status::Local => None,
+        _ => Some(ImageReference::parse(text).unwrap()),
+    };
+    Finding {
+        kind,
         line,
         column,
-        kind,
+        span: 0..text.len(),
         text: text.to_owned(),
         status,
-        registry: None,
-        repository: None,
-        tag: None,
-        digest: None,
+        reference,
+        site: EditSite::Inline,
         warnings: Vec::new(),
+        resolve: None,
         tag_source: None,
-        unwritable: None,
+        extras: None,
+    }
+}
+
+fn file(display: &str, findings: Vec<Finding>) -> FileFindings {
+    FileFindings {
+        display: display.to_owned(),
+        findings,
     }
 }
 
 fn report() -> ScanReport {
-    let mut latest = row(
-        "deploy/app.yaml",
+    let mut latest = finding(
         10,
         18,
         FileKind::Yaml,
         "quay.io/acme/app:latest",
         Status::Floating,
     );
-    latest.registry = Some("quay.io".to_owned());
-    latest.repository = Some("acme/app".to_owned());
-    latest.tag = Some("latest".to_owned());
-    latest.warnings = vec![WarningRow {
-        code: Warning::LatestPullsAlways,
-        message: Warning::LatestPullsAlways.message(),
-    }];
-    let mut pinned = row(
-        "Dockerfile",
-        5,
-        6,
-        FileKind::Dockerfile,
-        &format!("gcr.io/distroless/static:nonroot@{DIGEST}"),
-        Status::Pinned,
-    );
-    pinned.registry = Some("gcr.io".to_owned());
-    pinned.repository = Some("distroless/static".to_owned());
-    pinned.tag = Some("nonroot".to_owned());
-    pinned.digest = Some(DIGEST.to_owned());
+    latest.warnings = vec![Warning::LatestPullsAlways];
     // A chart's values map whose tag is the chart's appVersion and that has no digest key.
-    let mut chart = row(
-        "charts/api/values.yaml",
+    let mut chart = finding(
         3,
         15,
         FileKind::Yaml,
         "ghcr.io/acme/api:1.4.2",
         Status::Floating,
     );
-    chart.registry = Some("ghcr.io".to_owned());
-    chart.repository = Some("acme/api".to_owned());
-    chart.tag = Some("1.4.2".to_owned());
     chart.tag_source = Some(tagpin_formats::chart::TagSource::AppVersion);
-    chart.unwritable = Some(
-        "the tag comes from the chart's appVersion (`1.4.2`) and the chart renders no digest \
-         key for this map"
+    chart.site = EditSite::Unsupported {
+        reason: "the tag comes from the chart's appVersion (`1.4.2`) and the chart renders no \
+                 digest key for this map"
             .to_owned(),
-    );
-    ScanReport {
-        references: vec![
-            row(
-                "Dockerfile",
-                2,
-                32,
-                FileKind::Dockerfile,
-                "golang:1.22",
-                Status::Floating,
-            ),
-            pinned,
-            row(
-                "Dockerfile",
-                6,
-                13,
-                FileKind::Dockerfile,
-                "build",
-                Status::Local,
-            ),
-            row(
-                "charts/api/templates/deployment.yaml",
+    };
+    let files = vec![
+        file(
+            "Dockerfile",
+            vec![
+                finding(2, 32, FileKind::Dockerfile, "golang:1.22", Status::Floating),
+                finding(
+                    5,
+                    6,
+                    FileKind::Dockerfile,
+                    &format!("gcr.io/distroless/static:nonroot@{DIGEST}"),
+                    Status::Pinned,
+                ),
+                finding(6, 13, FileKind::Dockerfile, "build", Status::Local),
+            ],
+        ),
+        file(
+            "charts/api/templates/deployment.yaml",
+            vec![finding(
                 6,
                 19,
                 FileKind::HelmTemplate,
                 "{{ .Values.image }}",
                 Status::Templated,
-            ),
-            chart,
-            row(
-                "compose.yaml",
+            )],
+        ),
+        file("charts/api/values.yaml", vec![chart]),
+        file(
+            "compose.yaml",
+            vec![finding(
                 6,
                 12,
                 FileKind::Compose,
                 "postgres:16",
                 Status::Ignored,
-            ),
-            latest,
-        ],
+            )],
+        ),
+        file("deploy/app.yaml", vec![latest]),
+    ];
+    ScanReport {
+        files,
         errors: vec![FileError {
             path: "bad, file:1.yaml".to_owned(),
             message: "not read: binary file (NUL byte at byte 3)\n50%".to_owned(),
@@ -129,6 +114,16 @@ fn report() -> ScanReport {
         }],
         files_scanned: 5,
     }
+}
+
+/// [`report`] without its floating references.
+fn report_without_floating() -> ScanReport {
+    let mut scan = report();
+    for file in &mut scan.files {
+        file.findings.retain(|f| f.status != Status::Floating);
+    }
+    scan.files.retain(|file| !file.findings.is_empty());
+    scan
 }
 
 fn render(write: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> String {
@@ -190,8 +185,7 @@ fn check_text() {
 
 #[test]
 fn check_passed_summary() {
-    let mut scan = report();
-    scan.references.retain(|r| r.status != Status::Floating);
+    let mut scan = report_without_floating();
     scan.errors.clear();
     let report = CheckReport::from_scan(scan);
     assert!(report.summary.passed);
@@ -237,8 +231,7 @@ fn errors_with_causes() {
 
 fn online_report() -> CheckReport {
     use crate::commands::check::{OnlineProblem, OnlineReport};
-    let mut scan = report();
-    scan.references.retain(|r| r.status != Status::Floating);
+    let scan = report_without_floating();
     let problem =
         |line, error: Option<&'static str>, current: Option<&str>, message: &str| OnlineProblem {
             path: "Dockerfile".to_owned(),

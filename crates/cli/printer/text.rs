@@ -3,8 +3,8 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use tagpin_formats::Status;
 use tagpin_formats::chart::TagSource;
+use tagpin_formats::{Finding, Status};
 
 use crate::commands::check::CheckReport;
 use crate::commands::scan::ScanReport;
@@ -46,15 +46,17 @@ pub fn status_name(status: Status) -> &'static str {
 
 /// `LOCATION  STATUS  KIND  REFERENCE`, one reference a line, aligned.
 pub fn scan_table(out: &mut impl Write, report: &ScanReport, color: bool) -> io::Result<()> {
-    if report.references.is_empty() {
+    if report.is_empty() {
         return Ok(());
     }
-    let locations: Vec<String> = report
-        .references
-        .iter()
-        .map(|r| format!("{}:{}:{}", r.path, r.line, r.column))
-        .collect();
-    let location_width = locations.iter().map(String::len).max().unwrap_or(0).max(8);
+    let location_of =
+        |path: &str, finding: &Finding| format!("{path}:{}:{}", finding.line, finding.column);
+    let location_width = report
+        .findings()
+        .map(|(path, finding)| location_of(path, finding).len())
+        .max()
+        .unwrap_or(0)
+        .max(8);
     let status_width = "digest-only".len();
     let kind_width = "helm-template".len();
     let header = format!(
@@ -62,7 +64,8 @@ pub fn scan_table(out: &mut impl Write, report: &ScanReport, color: bool) -> io:
         "LOCATION", "STATUS", "KIND"
     );
     writeln!(out, "{}", paint(&header, BOLD, color))?;
-    for (location, reference) in locations.iter().zip(&report.references) {
+    for (path, reference) in report.findings() {
+        let location = location_of(path, reference);
         let status = format!("{:status_width$}", status_name(reference.status));
         // Where a chart's tag comes from, when the values do not write it.
         let source = match reference.tag_source {
@@ -166,7 +169,7 @@ impl Diagnostics {
         }
         let mut line = format!(
             "{} in {}",
-            plural(report.references.len(), "reference"),
+            plural(report.len(), "reference"),
             plural(report.files_scanned, "file")
         );
         let counts: Vec<String> = [
