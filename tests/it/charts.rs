@@ -430,3 +430,99 @@ fn crlf_values_are_pinned_like_lf_ones() {
         assert_eq!(got, want, "{path}");
     }
 }
+
+/// Two charts whose values give `latest` with `pullPolicy: Always`: one passes the value to its
+/// container's `imagePullPolicy`, one writes `Always` itself.
+fn pull_policy_charts(context: &TestContext, crlf: bool) {
+    let values = "image:\n  repository: ghcr.io/acme/app\n  tag: latest\n  pullPolicy: Always\n";
+    let template = |policy: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{{{ .Release.Name }}}}\n\
+             spec:\n  template:\n    spec:\n      containers:\n        - name: app\n          \
+             image: \"{{{{ .Values.image.repository }}}}:{{{{ .Values.image.tag }}}}\"\n          \
+             imagePullPolicy: {policy}\n"
+        )
+    };
+    let passes = template("{{ .Values.image.pullPolicy }}");
+    let fixed = template("Always");
+    context.write_all(
+        &[
+            (
+                "passes/Chart.yaml",
+                "apiVersion: v2\nname: passes\nversion: 1.0.0\n",
+            ),
+            ("passes/values.yaml", values),
+            ("passes/templates/deployment.yaml", &passes),
+            (
+                "fixed/Chart.yaml",
+                "apiVersion: v2\nname: fixed\nversion: 1.0.0\n",
+            ),
+            ("fixed/values.yaml", values),
+            ("fixed/templates/deployment.yaml", &fixed),
+        ],
+        crlf,
+    );
+}
+
+#[test]
+fn latest_pull_policy_sets_a_values_map_s_pull_policy_only_where_the_chart_passes_it_on() {
+    for (helm, crlf) in [(true, false), (true, true), (false, false)] {
+        let context = TestContext::new();
+        pull_policy_charts(&context, crlf);
+        let mut registry = Registry::start();
+        registry.push("ghcr.io/acme/app:latest", Flavour::Image);
+        let digest = registry.pushed()["ghcr.io/acme/app:latest"].clone();
+        let mut args: Vec<String> = ["pin", ".", "--write", "--latest", "pull-policy"]
+            .iter()
+            .map(|arg| (*arg).to_owned())
+            .chain(["--format".to_owned(), "json".to_owned()])
+            .collect();
+        args.extend(registry.mirror_args(["ghcr.io"]));
+        if helm {
+            args.extend(crate::helm::args());
+        }
+        let run = context.run(args);
+        run.assert_code(0);
+        let doc = run.json();
+        let newline = if crlf { "\r\n" } else { "\n" };
+        let values = |policy: &str| {
+            format!(
+                "image:\n  repository: ghcr.io/acme/app\n  tag: latest@{digest}\n  pullPolicy: \
+                 {policy}\n"
+            )
+            .replace('\n', newline)
+        };
+        let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
+        // Without Helm, tagpin's own reading shows each template line alone: it cannot prove
+        // which container a policy feeds, so only the digests are written.
+        let passed_on = if helm { "IfNotPresent" } else { "Always" };
+        assert_eq!(
+            read("passes/values.yaml"),
+            values(passed_on),
+            "helm {helm}\n{run}"
+        );
+        assert_eq!(
+            read("fixed/values.yaml"),
+            values("Always"),
+            "helm {helm}\n{run}"
+        );
+        let added: Vec<(&str, bool)> = doc["edits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| (e["path"].as_str().unwrap(), e["pull_policy_added"] == true))
+            .collect();
+        assert_eq!(
+            added,
+            [("fixed/values.yaml", false), ("passes/values.yaml", helm)],
+            "{run}"
+        );
+        if helm {
+            let rendered = render(&context.path("passes"));
+            assert!(
+                rendered.contains("imagePullPolicy: IfNotPresent"),
+                "{rendered}"
+            );
+        }
+    }
+}

@@ -55,6 +55,9 @@ pub fn learn(files: &mut [ScannedFile], settings: &Settings, prove: bool) -> Cha
         .filter(|file| is_values_file(&file.path) && has_split_maps(&file.findings))
         .collect();
     if jobs.is_empty() {
+        for file in files.iter_mut() {
+            forget_split_pull_policies(&mut file.findings);
+        }
         return Charts::new();
     }
     let workers = std::thread::available_parallelism()
@@ -82,7 +85,24 @@ pub fn learn(files: &mut [ScannedFile], settings: &Settings, prove: bool) -> Cha
             });
         }
     });
-    charts.into_inner().expect("no panics holding the lock")
+    let charts = charts.into_inner().expect("no panics holding the lock");
+    // A values map's `pullPolicy` is set only where a rendering proves what it feeds.
+    for file in files
+        .iter_mut()
+        .filter(|f| !charts.contains_key(&f.display))
+    {
+        forget_split_pull_policies(&mut file.findings);
+    }
+    charts
+}
+
+/// Drops the `pullPolicy` edits of the split maps in `findings`.
+fn forget_split_pull_policies(findings: &mut [Finding]) {
+    for finding in findings.iter_mut().filter(|f| is_split(&f.site)) {
+        if let Some(extras) = finding.extras.as_deref_mut() {
+            extras.pull_policy = None;
+        }
+    }
 }
 
 /// Decides one values file, or leaves its split maps unproven with the reason. Without Helm,
@@ -250,6 +270,8 @@ pub struct PinnedImage<'a> {
     pub name: &'a str,
     pub tag: &'a str,
     pub digest: &'a tagpin_reference::Digest,
+    /// Its map's `pullPolicy` was set to `IfNotPresent` too.
+    pub pull_policy: bool,
 }
 
 impl ChartValues {
@@ -277,6 +299,7 @@ impl ChartValues {
                     tag: (!self.drops_tag.contains(&at)).then(|| image.tag.to_owned()),
                     digest: image.digest.clone(),
                     required: self.decided.contains(&at),
+                    pull_policy: image.pull_policy,
                 }
             })
             .collect();

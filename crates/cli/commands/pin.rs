@@ -102,6 +102,8 @@ pub struct PlannedFile {
     pub source: PathBuf,
     fingerprint: Fingerprint,
     edits: Vec<Edit>,
+    /// The `--latest pull-policy` edits, applied with the others.
+    policies: Vec<Edit>,
 }
 
 impl PlannedFile {
@@ -119,7 +121,8 @@ impl PlannedFile {
         if super::fingerprint(&text) != self.fingerprint {
             return Err(write::WriteError::ChangedOnDisk.to_string());
         }
-        let new_text = apply_edits(&text, &self.edits)
+        let edits: Vec<Edit> = self.edits.iter().chain(&self.policies).cloned().collect();
+        let new_text = apply_edits(&text, &edits)
             .map_err(|error| format!("not written: the edits do not apply ({error})"))?;
         if new_text.len() as u64 > read::MAX_FILE_SIZE {
             return Err(format!(
@@ -268,6 +271,7 @@ pub fn compute(
                 source: file.path,
                 fingerprint: *file.fingerprint.expect("pin collects fingerprints"),
                 edits: rewrite.edits,
+                policies: rewrite.policies,
             }
         })
         .collect();
@@ -318,33 +322,22 @@ fn prove_charts(
 ) -> Vec<PlannedFile> {
     planned
         .into_iter()
-        .filter(|file| {
+        .filter_map(|mut file| {
             let Some(values) = charts.get(&file.path) else {
-                return true;
+                return Some(file);
             };
-            let proof = file.rewrite().and_then(|(_, new_text)| {
-                let records: Vec<&EditRecord> =
-                    plan.edits.iter().filter(|e| e.path == file.path).collect();
-                let digests = records
-                    .iter()
-                    .map(|record| tagpin_reference::Digest::parse(&record.new_digest))
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|error| error.to_string())?;
-                let pinned: Vec<_> = records
-                    .iter()
-                    .zip(&digests)
-                    .map(|(record, digest)| crate::charts::PinnedImage {
-                        line: record.line,
-                        column: record.column,
-                        name: &record.image,
-                        tag: &record.tag,
-                        digest,
-                    })
-                    .collect();
-                values.prove(&new_text, &pinned)
-            });
+            let mut proof = prove_file(&file, values, &plan.edits);
+            if proof.is_err() && !file.policies.is_empty() {
+                // The chart may not pass the pull policy to the container it pins: the digests
+                // alone may still be proven.
+                file.policies.clear();
+                for record in plan.edits.iter_mut().filter(|e| e.path == file.path) {
+                    record.pull_policy_added = false;
+                }
+                proof = prove_file(&file, values, &plan.edits);
+            }
             let Err(reason) = proof else {
-                return true;
+                return Some(file);
             };
             let (refused, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut plan.edits)
                 .into_iter()
@@ -358,7 +351,35 @@ fn prove_charts(
                     text: e.text,
                     reason: format!("not written: the chart does not prove the edit: {reason}"),
                 }));
-            false
+            None
         })
         .collect()
+}
+
+/// Renders `file`'s chart with its edits, `records` saying what each pins.
+fn prove_file(
+    file: &PlannedFile,
+    values: &crate::charts::ChartValues,
+    records: &[EditRecord],
+) -> Result<(), String> {
+    let (_, new_text) = file.rewrite()?;
+    let records: Vec<&EditRecord> = records.iter().filter(|e| e.path == file.path).collect();
+    let digests = records
+        .iter()
+        .map(|record| tagpin_reference::Digest::parse(&record.new_digest))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| error.to_string())?;
+    let pinned: Vec<_> = records
+        .iter()
+        .zip(&digests)
+        .map(|(record, digest)| crate::charts::PinnedImage {
+            line: record.line,
+            column: record.column,
+            name: &record.image,
+            tag: &record.tag,
+            digest,
+            pull_policy: record.pull_policy_added,
+        })
+        .collect();
+    values.prove(&new_text, &pinned)
 }

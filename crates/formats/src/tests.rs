@@ -292,6 +292,61 @@ fn latest_containers_offer_a_pull_policy_insertion() {
 }
 
 #[test]
+fn latest_values_maps_offer_their_pull_policy() {
+    // (values, the text with the edit applied, or None where there is none)
+    let cases: &[(&str, Option<&str>)] = &[
+        (
+            "image:\n  repository: acme/app\n  tag: latest\n  pullPolicy: Always # why\n",
+            Some(
+                "image:\n  repository: acme/app\n  tag: latest\n  pullPolicy: IfNotPresent # why\n",
+            ),
+        ),
+        (
+            "image:\r\n  repository: acme/app\r\n  tag: \"latest\"\r\n  pullPolicy: \"\"\r\n",
+            Some(
+                "image:\r\n  repository: acme/app\r\n  tag: \"latest\"\r\n  pullPolicy: \"IfNotPresent\"\r\n",
+            ),
+        ),
+        (
+            "web:\n  image: {repository: acme/app, tag: latest, imagePullPolicy: 'Always'}\n",
+            Some(
+                "web:\n  image: {repository: acme/app, tag: latest, imagePullPolicy: 'IfNotPresent'}\n",
+            ),
+        ),
+        // Already not Always, another tag, no policy key, a value used elsewhere too.
+        (
+            "image:\n  repository: a\n  tag: latest\n  pullPolicy: IfNotPresent\n",
+            None,
+        ),
+        (
+            "image:\n  repository: a\n  tag: latest\n  pullPolicy: Never\n",
+            None,
+        ),
+        (
+            "image:\n  repository: a\n  tag: \"1.2\"\n  pullPolicy: Always\n",
+            None,
+        ),
+        ("image:\n  repository: a\n  tag: latest\n", None),
+        (
+            "image:\n  repository: a\n  tag: latest\n  pullPolicy: &p Always\nother: *p\n",
+            None,
+        ),
+        (
+            "image:\n  repository: a\n  tag: latest\n  pullPolicy:\n",
+            None,
+        ),
+    ];
+    for (text, expected) in cases {
+        let findings = scan(Path::new("chart/values.yaml"), FileKind::Yaml, text).unwrap();
+        assert_eq!(findings.len(), 1, "{text:?}: {findings:?}");
+        let applied = findings[0]
+            .pull_policy()
+            .map(|edit| crate::apply_edits(text, std::slice::from_ref(edit)).unwrap());
+        assert_eq!(applied.as_deref(), *expected, "{text:?}");
+    }
+}
+
+#[test]
 fn compose_and_workflow_table() {
     use Status::{Floating, Local, Templated};
     assert_eq!(

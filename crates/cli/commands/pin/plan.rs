@@ -44,7 +44,8 @@ pub struct EditRecord {
     /// The platforms whose manifests changed, when the old and new digests were compared.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub platforms_changed: Option<Vec<String>>,
-    /// `imagePullPolicy: IfNotPresent` was added to the container (`--latest pull-policy`).
+    /// `imagePullPolicy: IfNotPresent` was added to the container, or a chart's values map got
+    /// `pullPolicy: IfNotPresent` (`--latest pull-policy`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub pull_policy_added: bool,
     /// The Kubernetes `latest` pull-policy warning, when the reference has it.
@@ -118,6 +119,8 @@ pub struct Rewrite {
     /// Index into the scanned files.
     pub file: usize,
     pub edits: Vec<Edit>,
+    /// The `--latest pull-policy` edits, apart: a chart's proof may refuse them alone.
+    pub policies: Vec<Edit>,
 }
 
 /// Everything `pin` would do.
@@ -219,6 +222,7 @@ pub fn plan_with(
     let mut plan = Plan::default();
     for (index, file) in files.iter().enumerate() {
         let mut edits = Vec::new();
+        let mut policies = Vec::new();
         for finding in &file.findings {
             let Some(reference) = wants_lookup(finding, refresh) else {
                 match &finding.site {
@@ -341,9 +345,7 @@ pub fn plan_with(
             };
             edits.push(edit);
             let policy = finding.pull_policy().filter(|_| pull_policy);
-            if let Some(insertion) = policy {
-                edits.push(insertion.clone());
-            }
+            policies.extend(policy.cloned());
             plan.edits.push(EditRecord {
                 path: file.display.clone(),
                 line: finding.line,
@@ -370,7 +372,11 @@ pub fn plan_with(
             });
         }
         if !edits.is_empty() {
-            plan.rewrites.push(Rewrite { file: index, edits });
+            plan.rewrites.push(Rewrite {
+                file: index,
+                edits,
+                policies,
+            });
         }
     }
     plan

@@ -17,6 +17,9 @@ pub struct Expected {
     pub tag: Option<String>,
     pub digest: Digest,
     pub required: bool,
+    /// Its map's `pullPolicy` was set to `IfNotPresent` too (`pin --latest pull-policy`): its
+    /// containers' `imagePullPolicy` may change to that.
+    pub pull_policy: bool,
 }
 
 /// Checks that `after` differs from `before` only in image references that became one of
@@ -43,6 +46,7 @@ pub fn prove(
     }
     let (images_before, images_after) = (before.images(), after.images());
     let mut seen = vec![false; expected.len()];
+    let mut policy_seen = vec![false; expected.len()];
     for (index, (old, new)) in before.documents.iter().zip(&after.documents).enumerate() {
         if old.source != new.source {
             return Err(format!(
@@ -58,11 +62,9 @@ pub fn prove(
                 old.source
             ));
         }
-        let mut offsets = (0, 0);
+        let starts = (line_starts(&old.text), line_starts(&new.text));
         for (number, (old_line, new_line)) in old_lines.iter().zip(&new_lines).enumerate() {
-            let at = offsets;
-            offsets.0 += old_line.len() + 1;
-            offsets.1 += new_line.len() + 1;
+            let at = (starts.0[number], starts.1[number]);
             if old_line == new_line || noise.contains(&(index, number)) {
                 continue;
             }
@@ -79,6 +81,24 @@ pub fn prove(
             };
             let olds = on_line(&images_before, at.0, old_line.len());
             let news = on_line(&images_after, at.1, new_line.len());
+            if olds.is_empty()
+                && news.is_empty()
+                && let Some(column) = sets_pull_policy(old_line, new_line)
+            {
+                let document = RenderedDocument {
+                    index,
+                    lines: &new_lines,
+                    starts: &starts.1,
+                    images: &images_after,
+                };
+                let beside = document.pinned_beside(number, column, expected);
+                if !beside.is_empty() {
+                    for i in beside {
+                        policy_seen[i] = true;
+                    }
+                    continue;
+                }
+            }
             let unexpected = || {
                 format!(
                     "the rendering also changes `{}` in {}",
@@ -123,6 +143,16 @@ pub fn prove(
             }
         }
     }
+    if let Some((e, _)) = expected
+        .iter()
+        .zip(&policy_seen)
+        .find(|(e, seen)| e.pull_policy && e.required && !**seen)
+    {
+        return Err(format!(
+            "the rendering sets no `imagePullPolicy: IfNotPresent` beside `{}`",
+            e.name
+        ));
+    }
     if let Some(missing) = expected
         .iter()
         .zip(&seen)
@@ -140,6 +170,122 @@ pub fn prove(
         ));
     }
     Ok(())
+}
+
+/// Where each of `text`'s lines (as [`str::lines`] gives them) starts: a CRLF line end is two
+/// bytes, which the lines do not show.
+fn line_starts(text: &str) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        starts.push(at);
+        at += line.len();
+    }
+    starts
+}
+
+/// The column of the `imagePullPolicy` key when `old` → `new` only sets it to `IfNotPresent`
+/// (a key alone on its line, after spaces and sequence dashes).
+fn sets_pull_policy(old: &str, new: &str) -> Option<usize> {
+    let split = |line: &str| -> Option<(usize, String)> {
+        let (before, value) = line.split_once("imagePullPolicy:")?;
+        let lead = before.trim_start_matches([' ', '-']);
+        let value = value.trim().trim_matches(['"', '\'']);
+        (lead.is_empty() || lead == "\"").then(|| (before.len(), value.to_owned()))
+    };
+    let (old_column, old_value) = split(old)?;
+    let (new_column, new_value) = split(new)?;
+    let same_prefix = old[..old_column] == new[..new_column];
+    (same_prefix && new_value == "IfNotPresent" && old_value != new_value).then_some(new_column)
+}
+
+/// A rendered document's lines and the images in it.
+struct RenderedDocument<'a> {
+    index: usize,
+    lines: &'a [&'a str],
+    /// Where each line starts in the document's text.
+    starts: &'a [usize],
+    images: &'a [Image],
+}
+
+impl RenderedDocument<'_> {
+    /// The expected images whose pull policy was set and that the mapping holding the key at
+    /// `column` of line `number` has as its `image:`.
+    fn pinned_beside(&self, number: usize, column: usize, expected: &[Expected]) -> Vec<usize> {
+        let mut beside = Vec::new();
+        for line in self.siblings(number, column) {
+            let start = self.starts[line];
+            let text = self.lines[line];
+            let key = text.get(column..).unwrap_or_default();
+            if !(key.starts_with("image:") || key.starts_with("\"image\":")) {
+                continue;
+            }
+            let images = self
+                .images
+                .iter()
+                .filter(|i| {
+                    i.document == self.index
+                        && i.finding.span.start >= start
+                        && i.finding.span.end <= start + text.len()
+                })
+                .filter_map(|i| i.finding.reference.as_ref());
+            for image in images {
+                beside.extend(expected.iter().enumerate().filter_map(|(i, e)| {
+                    let pinned = e.pull_policy
+                        && e.name == image.name_as_written()
+                        && Some(&e.digest) == image.digest();
+                    pinned.then_some(i)
+                }));
+            }
+        }
+        beside
+    }
+
+    /// The lines of the block mapping around line `number` whose keys are at `column`: up
+    /// to the line that opens it (a `- ` item at `column - 2`, or less indentation) and down
+    /// to the next item or the end of the mapping.
+    fn siblings(&self, number: usize, column: usize) -> Vec<usize> {
+        let indent = |line: &str| line.len() - line.trim_start_matches(' ').len();
+        let opens_item = |line: &str| {
+            column >= 2 && indent(line) == column - 2 && line[column - 2..].starts_with("- ")
+        };
+        let mut found = Vec::new();
+        let upward = if opens_item(self.lines[number]) {
+            0..0
+        } else {
+            0..number
+        };
+        for line in upward.rev() {
+            let text = self.lines[line];
+            if text.trim().is_empty() {
+                continue;
+            }
+            if opens_item(text) {
+                found.push(line);
+                break;
+            }
+            match indent(text) {
+                i if i == column => found.push(line),
+                i if i > column => {}
+                _ => break,
+            }
+        }
+        for line in number + 1..self.lines.len() {
+            let text = self.lines[line];
+            if text.trim().is_empty() {
+                continue;
+            }
+            if opens_item(text) {
+                break;
+            }
+            match indent(text) {
+                i if i == column => found.push(line),
+                i if i > column => {}
+                _ => break,
+            }
+        }
+        found
+    }
 }
 
 /// `(document, line)` of every line where two renderings of the same values differ.

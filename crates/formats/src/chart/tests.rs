@@ -234,6 +234,7 @@ fn the_proof_accepts_only_the_pinned_images() {
         tag: None,
         digest: d.clone(),
         required: true,
+        pull_policy: false,
     }];
     assert_eq!(prove(&before, &before, &after, &expected), Ok(()));
     // A label that changed too.
@@ -298,4 +299,46 @@ fn the_proof_accepts_only_the_pinned_images() {
         ..expected[0].clone()
     }];
     assert_eq!(prove(&before, &before, &before, &optional), Ok(()));
+}
+
+#[test]
+fn the_proof_accepts_a_pull_policy_only_beside_its_pinned_image() {
+    let d = digest();
+    let pod = |web: &str, web_policy: &str, side_policy: &str| {
+        Rendered::parse(&format!(
+            "---\n# Source: c/templates/pod.yaml\nspec:\n  containers:\n  - name: web\n    \
+             image: \"{web}\"\n    imagePullPolicy: {web_policy}\n  - imagePullPolicy: \
+             {side_policy}\n    image: acme/side:latest\n"
+        ))
+    };
+    let before = pod("acme/app:latest", "Always", "Always");
+    let pinned = format!("acme/app:latest@{d}");
+    let expected = |pull_policy| {
+        [Expected {
+            name: "acme/app".to_owned(),
+            tag: Some("latest".to_owned()),
+            digest: d.clone(),
+            required: true,
+            pull_policy,
+        }]
+    };
+    let after = pod(&pinned, "IfNotPresent", "Always");
+    assert_eq!(prove(&before, &before, &after, &expected(true)), Ok(()));
+    // Not asked for: a change like any other.
+    assert_eq!(
+        prove(&before, &before, &after, &expected(false)),
+        Err("the rendering also changes `imagePullPolicy: …` in c/templates/pod.yaml".to_owned())
+    );
+    // The other container's policy, whose image is not the pinned one.
+    let other = pod(&pinned, "Always", "IfNotPresent");
+    assert!(prove(&before, &before, &other, &expected(true)).is_err());
+    // To anything but IfNotPresent.
+    let never = pod(&pinned, "Never", "Always");
+    assert!(prove(&before, &before, &never, &expected(true)).is_err());
+    // Asked for, and the chart does not pass the value on.
+    let unchanged = pod(&pinned, "Always", "Always");
+    assert_eq!(
+        prove(&before, &before, &unchanged, &expected(true)),
+        Err("the rendering sets no `imagePullPolicy: IfNotPresent` beside `acme/app`".to_owned())
+    );
 }

@@ -110,9 +110,44 @@ fn split(map: &Map<'_, '_>, out: &mut Out<'_>, gpu_style: bool) {
     };
     let mut found = found;
     found.also_lines = scalars.iter().flatten().map(|s| s.span.start).collect();
+    if found
+        .reference
+        .as_ref()
+        .is_some_and(super::kubernetes::pulls_always)
+    {
+        found.pull_policy = pull_policy_edit(map, out);
+    }
     let (site, target) = site(out, decoded, tag.as_ref(), digest.as_ref(), bare);
     found.site = site;
     out.push(found, target);
+}
+
+/// For a map whose tag is `latest`, the edit that sets its `pullPolicy` (or `imagePullPolicy`)
+/// to `IfNotPresent` (`pin --latest pull-policy`): only where the value is `Always` or an empty
+/// quoted string, written plainly, in a map reached by one path. A chart passes the value to
+/// its containers' `imagePullPolicy`, and the proof by rendering checks that it does.
+fn pull_policy_edit(map: &Map<'_, '_>, out: &Out<'_>) -> Option<crate::Edit> {
+    if map.shared || !map.at.chain.is_empty() {
+        return None;
+    }
+    let policy = map
+        .scalar("pullPolicy")
+        .or_else(|| map.scalar("imagePullPolicy"))?;
+    let value = out.text.get(policy.span.clone())?;
+    let replaceable = match policy.style {
+        Style::Plain => value == "Always",
+        Style::Single | Style::Double => matches!(value, "Always" | ""),
+        Style::Literal | Style::Folded => false,
+    };
+    // An anchored value may be used elsewhere, as something else.
+    let alone = policy.at.chain.is_empty() && !map.doc.tree.node(policy.at.node).anchored;
+    if !replaceable || !alone || policy.decoded || out.masked(policy.span.clone()) {
+        return None;
+    }
+    Some(crate::Edit {
+        span: policy.span,
+        replacement: "IfNotPresent".to_owned(),
+    })
 }
 
 /// Whether a digest value is a SHA-256 digest's hex digits without the algorithm.

@@ -191,7 +191,7 @@ fn is_container(path: &[Seg<'_>]) -> bool {
 
 /// Whether kubelet defaults a container with this image to `imagePullPolicy: Always`: the tag
 /// is `latest`, written (a digest does not clear it) or implied (no tag and no digest).
-fn pulls_always(reference: &ImageReference) -> bool {
+pub(super) fn pulls_always(reference: &ImageReference) -> bool {
     match reference.tag() {
         Some(tag) => tag == "latest",
         None => reference.digest().is_none(),
