@@ -86,6 +86,47 @@ fn every_new_kind_is_pinned_byte_exactly_and_idempotently() {
     }
 }
 
+/// A split map in a `HelmRelease`'s values is reported and left by default; with
+/// `unproven_values: key-names` it is written by its key names, like unproven chart values.
+#[test]
+fn helm_release_split_maps_are_written_only_when_the_user_opts_in() {
+    let mut registry = Registry::start();
+    registry.push("docker.io/library/redis:7", Flavour::Image);
+    let digest = registry.pushed()["docker.io/library/redis:7"].clone();
+    let release = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nspec:\n  chart:\n    \
+                   spec: {chart: redis, version: 19.6.4}\n  values:\n    image:\n      \
+                   repository: redis\n      tag: \"7\" # pinned by hand\n";
+    let mut args = vec!["pin", ".", "--write", "--format", "json"]
+        .into_iter()
+        .map(str::to_owned)
+        .collect::<Vec<_>>();
+    args.extend(registry.mirror_args(["docker.io"]));
+    for (config, written) in [("", false), ("unproven_values: key-names\n", true)] {
+        let context = TestContext::new();
+        context.write("release.yaml", release);
+        if !config.is_empty() {
+            context.write(".tagpin.yaml", config);
+        }
+        let run = context.run(&args);
+        run.assert_code(0);
+        let doc = run.json();
+        let got = std::fs::read_to_string(context.path("release.yaml")).unwrap();
+        if written {
+            let want = release.replace("tag: \"7\"", &format!("tag: \"7@{digest}\""));
+            assert_eq!(got, want, "{run}");
+            assert_eq!(doc["unsupported"], serde_json::json!([]), "{run}");
+        } else {
+            assert_eq!(got, release, "{run}");
+            let reason = doc["unsupported"][0]["reason"].as_str().unwrap();
+            assert!(
+                reason.contains("configures chart `redis 19.6.4`")
+                    && reason.contains("`unproven_values: key-names` writes it"),
+                "{run}"
+            );
+        }
+    }
+}
+
 /// `custom` patterns in `.tagpin.yaml`: files they name are read whatever their name, walked
 /// or given as PATH, and pinned; a bad pattern is a config error (exit 2) at its entry's line.
 #[test]

@@ -49,6 +49,11 @@ pub struct ChartValues {
 /// `prove` (`pin`), also renders what the proof of the edits needs, and returns it for each
 /// file it decided.
 pub fn learn(files: &mut [ScannedFile], settings: &Settings, prove: bool) -> Charts {
+    if settings.unproven_values == UnprovenValues::Report {
+        for file in files.iter_mut() {
+            leave_unproven(&mut file.findings);
+        }
+    }
     let helm = settings.helm.as_deref().and_then(Helm::find);
     let jobs: Vec<&mut ScannedFile> = files
         .iter_mut()
@@ -338,6 +343,21 @@ fn is_split(site: &EditSite) -> bool {
         site,
         EditSite::SplitTag { .. } | EditSite::SplitDigest { .. } | EditSite::InsertKey { .. }
     )
+}
+
+/// Makes the split maps the scanner could not tie to a chart (a `HelmRelease`'s values)
+/// unwritable, with the scanner's reason.
+fn leave_unproven(findings: &mut [Finding]) {
+    for finding in findings.iter_mut() {
+        let Some(reason) = finding.unproven() else {
+            continue;
+        };
+        if !matches!(finding.site, EditSite::Unsupported { .. }) {
+            finding.site = EditSite::Unsupported {
+                reason: reason.to_owned(),
+            };
+        }
+    }
 }
 
 /// Makes every split map in `findings` unwritable, with `reason`.

@@ -94,6 +94,8 @@ pub(crate) struct Found {
     pub(crate) also_lines: Vec<usize>,
     /// See [`Finding::pull_policy`].
     pub(crate) pull_policy: Option<crate::Edit>,
+    /// See [`Finding::unproven`].
+    pub(crate) unproven: Option<String>,
 }
 
 impl Found {
@@ -114,6 +116,7 @@ impl Found {
             warnings: Vec::new(),
             also_lines: Vec::new(),
             pull_policy: None,
+            unproven: None,
         })
     }
 }
@@ -130,6 +133,7 @@ impl Found {
             warnings: Vec::new(),
             also_lines: Vec::new(),
             pull_policy: None,
+            unproven: None,
         }
     }
 
@@ -232,10 +236,11 @@ impl<'a> Sink<'a> {
             warnings: found.warnings,
             resolve: None,
             tag_source: None,
-            extras: found.pull_policy.map(|edit| {
+            extras: (found.pull_policy.is_some() || found.unproven.is_some()).then(|| {
                 Box::new(crate::Extras {
                     platform: None,
-                    pull_policy: Some(edit),
+                    pull_policy: found.pull_policy,
+                    unproven: found.unproven,
                 })
             }),
         });

@@ -106,6 +106,8 @@ pub struct Extras {
     pub platform: Option<String>,
     /// See [`Finding::pull_policy`].
     pub pull_policy: Option<Edit>,
+    /// See [`Finding::unproven`].
+    pub unproven: Option<String>,
 }
 
 impl Finding {
@@ -123,6 +125,14 @@ impl Finding {
     pub fn pull_policy(&self) -> Option<&Edit> {
         self.extras.as_ref()?.pull_policy.as_ref()
     }
+    /// For a split map in chart values that no rendering can prove (a Flux `HelmRelease`'s or
+    /// an Argo CD `Application`'s values, whose chart tagpin does not read), why: the binary
+    /// makes the finding unwritable with this reason unless the user opted in to key-name
+    /// rules (`unproven_values: key-names`). The edit site is the one the key names give.
+    pub fn unproven(&self) -> Option<&str> {
+        self.extras.as_ref()?.unproven.as_deref()
+    }
+
     /// The reference whose tag is looked up: [`Finding::resolve`], or the one written.
     pub fn lookup(&self) -> Option<&ImageReference> {
         self.resolve.as_deref().or(self.reference.as_ref())

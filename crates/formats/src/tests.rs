@@ -726,16 +726,18 @@ fn custom_patterns_table() {
 }
 
 /// Flux `HelmRelease` values and Argo CD `Application` `valuesObject`: literal references are
-/// pinned, split maps reported and not written; Flux `$imagepolicy` marker lines are ignored,
+/// pinned, split maps given their key-name edit site and marked unproven (the binary leaves them
+/// unwritten unless the user opts in); Flux `$imagepolicy` marker lines are ignored,
 /// never written. Each row also with CRLF.
 #[test]
 fn chart_values_and_flux_markers() {
     use Status::{Floating, Ignored};
     let not_in_repo = |kind: &str, chart: &str| {
         format!(
-            "no: a split map in {kind}'s values configures {chart}, which tagpin does not read \
-             here; the form of the digest (or whether a tag may carry one) depends on the \
-             chart's templates, so it is not written"
+            "unproven, tag: a split map in {kind}'s values configures {chart}, which tagpin \
+             does not read here; the form of the digest (or whether a tag may carry one) \
+             depends on the chart's templates, so it is not written (`unproven_values: \
+             key-names` writes it by its key names)"
         )
     };
     let flux = "no: managed by Flux image automation (a `$imagepolicy` marker on its line): Flux \
@@ -797,11 +799,17 @@ fn chart_values_and_flux_markers() {
             vec![row(1, 8, Floating, "a:1", "inline")],
         ),
     ];
-    let describe = |f: &crate::Finding| match &f.site {
-        EditSite::Inline => "inline".to_owned(),
-        EditSite::SplitTag { .. } => "tag".to_owned(),
-        EditSite::Unsupported { reason } => format!("no: {reason}"),
-        other => format!("{other:?}"),
+    let describe = |f: &crate::Finding| {
+        let site = match &f.site {
+            EditSite::Inline => "inline".to_owned(),
+            EditSite::SplitTag { .. } => "tag".to_owned(),
+            EditSite::Unsupported { reason } => format!("no: {reason}"),
+            other => format!("{other:?}"),
+        };
+        match f.unproven() {
+            Some(reason) => format!("unproven, {site}: {reason}"),
+            None => site,
+        }
     };
     for (text, expected) in cases {
         for input in [text.to_owned(), text.replace('\n', "\r\n")] {

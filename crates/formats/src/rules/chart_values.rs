@@ -5,7 +5,8 @@
 //! map there (`image: {repository, tag}`) configures the chart, and what a digest must look
 //! like in it depends on how the chart's templates consume the map; the chart is not read
 //! here (it lives in a chart repository, or at a path this file does not resolve), so such a
-//! map is reported with the reason and not written.
+//! map gets the edit site its key names give and the reason it is unproven: the binary
+//! reports it and leaves it unwritten unless the user opts in (`unproven_values: key-names`).
 
 use super::walk::Chain;
 use super::{At, Doc, Entry, Seg};
@@ -57,7 +58,8 @@ impl ChartValues {
         format!(
             "a split map in {article} {}'s values configures {chart}, which tagpin does not \
              read here; the form of the digest (or whether a tag may carry one) depends on the \
-             chart's templates, so it is not written",
+             chart's templates, so it is not written (`unproven_values: key-names` writes it \
+             by its key names)",
             self.kind
         )
     }

@@ -9,7 +9,7 @@
 use tagpin_reference::ImageReference;
 
 use super::{Map, Out, Rules, Seg, helm_values};
-use crate::{EditSite, Warning};
+use crate::Warning;
 
 /// The rules for the `yaml` and `helm-template` kinds: Kubernetes objects and Helm values.
 pub(crate) struct KubernetesAndHelm;
@@ -31,10 +31,8 @@ impl Rules for KubernetesAndHelm {
         if let Some(values) = out.chart_values.as_ref().filter(|v| v.contains(map.path)) {
             let reason = values.reason();
             for candidate in &mut out.candidates[before..] {
-                candidate.found.site = EditSite::Unsupported {
-                    reason: reason.clone(),
-                };
-                candidate.target = None;
+                candidate.found.unproven = Some(reason.clone());
+                candidate.found.pull_policy = None;
             }
         }
         images(map, out);

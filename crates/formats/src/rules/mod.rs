@@ -289,6 +289,7 @@ fn merge(
         .position(|c| c.found.status != Status::Local)
         .unwrap_or(0);
     let pull_policy = group.iter().find_map(|c| c.found.pull_policy.clone());
+    let unproven = group.iter().find_map(|c| c.found.unproven.clone());
     let mut chains = Vec::new();
     let mut target_node = None;
     let mut warnings = Vec::new();
@@ -316,6 +317,7 @@ fn merge(
     found.warnings = warnings;
     found.also_lines = also;
     found.pull_policy = pull_policy;
+    found.unproven = unproven;
     // A Flux image-automation marker on any of its lines: Flux owns the reference.
     let flux = std::iter::once(found.span.start)
         .chain(found.also_lines.iter().copied())
