@@ -86,7 +86,7 @@ pub struct Custom {
     /// Globs, relative to the scanned directory, as `include` reads them.
     pub files: Vec<String>,
     /// A regex with a named group `ref`, or `name` with `tag` and/or `digest`; checked while
-    /// parsing, so a bad one is an error at its entry's line.
+    /// parsing, so a bad one is an error at its `pattern:` line.
     #[serde(deserialize_with = "checked_pattern")]
     pub pattern: String,
 }
@@ -116,11 +116,78 @@ pub struct LoadedConfig {
     pub config: Config,
 }
 
+/// A config file that does not parse: the YAML reader's message (it says all its error
+/// knows), whose location is that of the `pattern:` key when a `custom` pattern is bad (the
+/// reader gives its entry's).
+#[derive(Debug)]
+pub struct ConfigError {
+    message: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl ConfigError {
+    fn new(source: &yaml_serde::Error, text: &str) -> Self {
+        let rendered = source.to_string();
+        let message = bad_pattern_entry(&rendered)
+            .and_then(|entry| {
+                let (line, column) = pattern_key(text, entry)?;
+                let (what, _) = rendered.rsplit_once(" at line ")?;
+                Some(format!("{what} at line {line} column {column}"))
+            })
+            .unwrap_or(rendered);
+        Self { message }
+    }
+}
+
+/// `N` when `rendered` is the error of `custom[N]`'s pattern.
+fn bad_pattern_entry(rendered: &str) -> Option<usize> {
+    let rest = rendered.strip_prefix("custom[")?;
+    let (index, rest) = rest.split_once(']')?;
+    rest.starts_with(": invalid `custom` pattern")
+        .then(|| index.parse().ok())
+        .flatten()
+}
+
+/// `(line, column)`, 1-based, of the `entry`-th `pattern` key after the `custom:` key: the
+/// config's only key of that name.
+fn pattern_key(text: &str, entry: usize) -> Option<(usize, usize)> {
+    let custom = text
+        .lines()
+        .position(|line| line.starts_with("custom:") || line.starts_with("\"custom\":"))?;
+    let mut seen = 0;
+    for (number, line) in text.lines().enumerate().skip(custom) {
+        for (at, _) in line.match_indices("pattern") {
+            let before = line[..at].chars().next_back();
+            let after = line[at + "pattern".len()..].trim_start_matches([' ', '"', '\'']);
+            let is_key = before.is_none_or(|c| matches!(c, ' ' | '-' | '{' | ',' | '"' | '\''))
+                && after.starts_with(':');
+            if !is_key {
+                continue;
+            }
+            if seen == entry {
+                let column = line[..at].chars().count() + 1;
+                let quoted = matches!(before, Some('"' | '\''));
+                return Some((number + 1, if quoted { column - 1 } else { column }));
+            }
+            seen += 1;
+        }
+    }
+    None
+}
+
 impl Config {
-    /// Parses a config file's text; `path` is only for messages.
-    pub fn parse(text: &str) -> Result<Self, yaml_serde::Error> {
+    /// Parses a config file's text.
+    pub fn parse(text: &str) -> Result<Self, ConfigError> {
         // An empty file, or one holding only comments, is an empty config.
-        let config: Option<Self> = yaml_serde::from_str(text)?;
+        let config: Option<Self> =
+            yaml_serde::from_str(text).map_err(|error| ConfigError::new(&error, text))?;
         Ok(config.unwrap_or_default())
     }
 
@@ -214,7 +281,7 @@ mod tests {
     }
 
     #[test]
-    fn custom_entries_parse_and_a_bad_pattern_is_an_error_at_its_entry_line() {
+    fn custom_entries_parse_and_a_bad_pattern_is_an_error_at_its_pattern_line() {
         let config = Config::parse(
             "custom:\n  - files: ['**/images/*.tag']\n    pattern: '^(?P<ref>\\S+)$'\n",
         )
@@ -229,11 +296,16 @@ mod tests {
         let bad = |text: &str| Config::parse(text).unwrap_err().to_string();
         insta::assert_snapshot!(
             bad("exclude: []\ncustom:\n  - files: [a]\n    pattern: '(?P<ref>\\S+'\n"),
-            @r"custom[0]: invalid `custom` pattern `(?P<ref>\S+`: invalid regex: unclosed group at line 3 column 5"
+            @r"custom[0]: invalid `custom` pattern `(?P<ref>\S+`: invalid regex: unclosed group at line 4 column 5"
         );
         insta::assert_snapshot!(
             bad("custom:\n  - files: [a]\n    pattern: '\\S+'\n"),
-            @r"custom[0]: invalid `custom` pattern `\S+`: the pattern has no named group `ref` or `name` at line 2 column 5"
+            @r"custom[0]: invalid `custom` pattern `\S+`: the pattern has no named group `ref` or `name` at line 3 column 5"
+        );
+        // The second entry's, in flow style, with a `pattern` word in the first one's value.
+        insta::assert_snapshot!(
+            bad("custom:\n  - {files: [pattern], pattern: '(?P<ref>x)'}\n  - {files: [b], \"pattern\": 'x'}\n"),
+            @r#"custom[1]: invalid `custom` pattern `x`: the pattern has no named group `ref` or `name` at line 3 column 18"#
         );
         assert!(Config::parse("custom:\n  - pattern: '(?P<ref>x)'\n").is_err());
         assert!(

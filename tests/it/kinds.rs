@@ -171,7 +171,7 @@ fn custom_patterns_read_and_pin_the_files_they_name() {
     bad.assert_code(2);
     assert!(
         bad.stderr.contains("invalid `custom` pattern `(?P<ref>x`")
-            && bad.stderr.contains("at line 3 column 5"),
+            && bad.stderr.contains("at line 4 column 5"),
         "{bad}"
     );
 }
