@@ -228,6 +228,7 @@ mod tests {
                 Change::Pinned
             },
             platforms_changed: None,
+            built: None,
             pull_policy_added: false,
             warnings: Vec::new(),
         }
