@@ -71,6 +71,12 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "POLICY")]
     pub latest: Option<crate::config::LatestPolicy>,
 
+    /// `pin`/`pr`: for each reference whose digest changes, also read when its images were
+    /// built (the `created` time of each platform image's config) and show it in JSON and in
+    /// the pull request. Costs up to two GETs per platform image, cached like the manifests.
+    #[arg(long, global = true)]
+    pub details: bool,
+
     /// Where manifests fetched by digest (for the platform rules) are kept across runs
     /// (default: the user cache directory, `$XDG_CACHE_HOME/tagpin` or `~/.cache/tagpin`);
     /// `none` keeps nothing. Tag lookups are never cached.

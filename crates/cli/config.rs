@@ -53,6 +53,8 @@ pub struct Config {
     pub platforms: Vec<String>,
     /// What `pin` does for Kubernetes containers with the tag `latest`.
     pub latest: Option<LatestPolicy>,
+    /// Whether `pin` and `pr` read when the images of each new digest were built.
+    pub details: Option<bool>,
 }
 
 /// What `pin` does for a Kubernetes container whose reference has the tag `latest`, is being
@@ -277,7 +279,7 @@ mod tests {
         std::fs::write(&path, "exclude: [vendor]\nignroe: ['busybox']\n").unwrap();
         let error = Config::load(&path).unwrap_err();
         let rendered = format!("{error:#}").replace(&dir.path().display().to_string(), "<dir>");
-        insta::assert_snapshot!(rendered, @"invalid config file `<dir>/.tagpin.yaml`: unknown field `ignroe`, expected one of `include`, `exclude`, `ignore`, `mirrors`, `insecure_registries`, `concurrency`, `per_registry_concurrency`, `timeout_seconds`, `helm`, `unproven_values`, `custom`, `platforms`, `latest` at line 2 column 1");
+        insta::assert_snapshot!(rendered, @"invalid config file `<dir>/.tagpin.yaml`: unknown field `ignroe`, expected one of `include`, `exclude`, `ignore`, `mirrors`, `insecure_registries`, `concurrency`, `per_registry_concurrency`, `timeout_seconds`, `helm`, `unproven_values`, `custom`, `platforms`, `latest`, `details` at line 2 column 1");
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod args;
 mod charts;
 mod commands;
 mod config;
+mod details;
 mod filter;
 mod generate;
 mod platforms;

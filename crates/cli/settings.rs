@@ -16,6 +16,7 @@
 //! | platforms every new digest must serve | `--platform OS/ARCH[/VARIANT]` (repeatable; replaces the config's list) | — | `platforms` | those of the digest already pinned; for a floating tag, all its index offers |
 //! | manifest cache (by digest) | `--cache-dir DIR` (`none`: off) | `TAGPIN_CACHE_DIR` | — | `$XDG_CACHE_HOME/tagpin`, else `~/.cache/tagpin` (`~/Library/Caches/tagpin` on macOS) |
 //! | `latest` containers (`pin`, `pr`) | `--latest keep\|pull-policy` | — | `latest` | `keep` (pin and warn) |
+//! | build times of new digests (`pin`, `pr`) | `--details` | — | `details` | off |
 //! | values maps no rendering proves | — | — | `unproven_values` | `report` (not written) |
 //! | insecure registries | — | — | `insecure_registries` | none |
 //! | include / exclude / ignore | — | — | `include`, `exclude`, `ignore` | none |
@@ -253,6 +254,8 @@ pub struct Settings {
     pub cache_dir: Option<PathBuf>,
     /// `pin`: what to do for Kubernetes containers with the tag `latest`.
     pub latest: LatestPolicy,
+    /// `pin`/`pr`: read when the images of each new digest were built (`crate::details`).
+    pub details: bool,
     /// The platforms every new digest must serve (`--platform`, else `platforms:`); empty:
     /// those of the digest already pinned, all of a floating tag's.
     pub platforms: Vec<Platform>,
@@ -436,6 +439,7 @@ impl Settings {
             platforms,
             cache_dir,
             latest: flags.latest.or(config.latest).unwrap_or_default(),
+            details: flags.details || config.details.unwrap_or(false),
             github_token: non_empty(env, env::GITHUB_TOKEN)
                 .or_else(|| non_empty(env, env::GH_TOKEN))
                 .map(Secret::new),

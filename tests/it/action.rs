@@ -628,3 +628,81 @@ fn the_version_is_the_release_the_actions_ref_names() {
         "{run}"
     );
 }
+
+/// `manifest-cache` (the default): a second run of the action starts from the manifest cache
+/// the first one saved (restored by the `restore-keys` prefix, since each run has its own key)
+/// and reads every manifest from it; off, each run on a fresh runner fetches them again.
+#[test]
+fn two_runs_of_the_action_share_the_manifest_cache() {
+    let setup = Setup::new();
+    let action = Action::this_repository();
+    let runner = pr_runner(&setup);
+    let args = format!(
+        "--details --format json {}",
+        setup
+            .registry
+            .mirror_args(["docker.io", "ghcr.io"])
+            .join(" ")
+    );
+    let inputs = [
+        ("binary", env!("CARGO_BIN_EXE_tagpin")),
+        ("command", "pin"),
+        ("args", args.as_str()),
+    ];
+    // What tagpin said (`pin --format json` on the run step's stdout).
+    let report = |run: &Outcome| -> serde_json::Value {
+        serde_json::from_str(&run.step("run").stdout).unwrap_or_else(|e| panic!("{e}:\n{run}"))
+    };
+    let dir = |run: &Outcome| run.output("manifests", "dir").to_owned();
+
+    let first = runner.run(&action, &inputs);
+    first.assert_success();
+    assert_eq!(
+        first.output("manifest-cache", "cache-hit"),
+        "false",
+        "{first}"
+    );
+    let stats = &report(&first)["stats"];
+    // Four single-platform first pins: each manifest and its config, fetched.
+    assert_eq!(stats["requests"]["GET"]["200"], 8, "{first}");
+    assert_eq!(stats["cache_hits"], 0);
+    let saved = runner
+        .cache_entry("tagpin-manifests-Linux-1-1", &dir(&first))
+        .unwrap_or_else(|| panic!("nothing saved:\n{first}"));
+    assert_eq!(
+        std::fs::read_dir(saved.join("by-digest/sha256"))
+            .unwrap()
+            .count(),
+        8
+    );
+
+    // A new job on a fresh runner: its own key misses, the prefix finds the first run's entry.
+    let second = runner.run(&action, &inputs);
+    second.assert_success();
+    assert_eq!(second.output("manifest-cache", "cache-hit"), "false");
+    assert_eq!(dir(&second), dir(&first));
+    let stats = &report(&second)["stats"];
+    assert_eq!(stats["cache_hits"], 8, "{second}");
+    assert_eq!(stats["requests"].get("GET"), None, "{second}");
+    assert_eq!(report(&second)["edits"], report(&first)["edits"]);
+    // It saved an entry of its own, for the next run to start from.
+    assert!(
+        runner
+            .cache_entry("tagpin-manifests-Linux-2-1", &dir(&second))
+            .is_some()
+    );
+
+    // Off: no cache step runs, and tagpin's own directory starts empty on a fresh runner.
+    let off = runner.run(
+        &action,
+        &[
+            ("binary", env!("CARGO_BIN_EXE_tagpin")),
+            ("command", "pin"),
+            ("args", args.as_str()),
+            ("manifest-cache", "false"),
+        ],
+    );
+    off.assert_success();
+    assert!(!off.step("manifest-cache").ran, "{off}");
+    assert_eq!(report(&off)["stats"]["requests"]["GET"]["200"], 8, "{off}");
+}

@@ -435,3 +435,154 @@ fn latest_pull_policy_adds_if_not_present_to_the_containers_being_pinned() {
         serde_json::Value::Null
     );
 }
+
+/// The image of `platform` in an edit's `built` (`--details`).
+fn built_for<'a>(edit: &'a serde_json::Value, platform: &str) -> &'a serde_json::Value {
+    edit["built"]
+        .as_array()
+        .and_then(|all| all.iter().find(|b| b["platform"] == platform))
+        .unwrap_or_else(|| panic!("no {platform} in {edit}"))
+}
+
+#[test]
+fn details_show_when_the_new_images_were_built_and_are_cached() {
+    const REBUILT: &str = "2026-12-01T08:15:00Z";
+    let mut setup = Setup::new();
+    let amd64 = setup
+        .registry
+        .push_platform_image_created(KEY, "linux/amd64", REBUILT);
+    let arm64 = setup
+        .registry
+        .push_platform_image_created(KEY, "linux/arm64", REBUILT);
+    let moved = setup
+        .registry
+        .push_index_of(KEY, &[amd64.clone(), arm64.clone()]);
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().to_str().unwrap();
+    let args = [
+        "pin",
+        ".",
+        "--details",
+        "--format",
+        "json",
+        "--cache-dir",
+        cache_dir,
+    ];
+    let blobs = |setup: &Setup| {
+        setup
+            .registry
+            .proxy()
+            .count("GET", "/v2/quay.io/org/img/blobs/")
+    };
+
+    let first = setup.run(&args);
+    first.assert_code(0);
+    let doc = first.json();
+    let edit = doc["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == "deploy.yaml")
+        .unwrap_or_else(|| panic!("{first}"));
+    assert_eq!(edit["new_digest"], moved.as_str());
+    assert_eq!(
+        edit["platforms_changed"],
+        serde_json::json!(["linux/amd64", "linux/arm64"])
+    );
+    for (platform, image) in [("linux/amd64", &amd64), ("linux/arm64", &arm64)] {
+        let built = built_for(edit, platform);
+        assert_eq!(built["digest"], image.digest.as_str(), "{first}");
+        assert_eq!(built["created"], REBUILT, "{first}");
+        assert_eq!(built.get("error"), None);
+    }
+    // The first pin of the other tag: each platform of its index, with the testkit's time.
+    let other = doc["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == "other.yaml")
+        .unwrap();
+    assert_eq!(other["change"], "pinned");
+    for platform in ["linux/amd64", "linux/arm64"] {
+        assert_eq!(
+            built_for(other, platform)["created"],
+            tagpin_testkit::CREATED,
+            "{first}"
+        );
+    }
+    // Two indexes for the rules, then per platform its manifest and its config blob.
+    assert_eq!(setup.gets(), 6, "{:?}", setup.registry.proxy().requests());
+    assert_eq!(blobs(&setup), 2);
+
+    // The same digests again: everything by digest comes from the cache.
+    let second = setup.run(&args);
+    second.assert_code(0);
+    assert_eq!(setup.gets(), 0, "{:?}", setup.registry.proxy().requests());
+    assert_eq!(blobs(&setup), 0);
+    assert_eq!(setup.registry.proxy().count("GET", "/blobs/"), 0);
+    let doc = second.json();
+    assert_eq!(doc["stats"]["requests"].get("GET"), None, "{second}");
+    assert_eq!(doc["edits"], first.json()["edits"]);
+
+    // Without `--details`: no request for it, and no `built`.
+    let plain = setup.run(&["pin", ".", "--format", "json", "--cache-dir", "none"]);
+    plain.assert_code(0);
+    assert_eq!(setup.gets(), 2, "{:?}", setup.registry.proxy().requests());
+    assert_eq!(setup.registry.proxy().count("GET", "/blobs/"), 0);
+    assert!(
+        plain.json()["edits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e.get("built").is_none()),
+        "{plain}"
+    );
+}
+
+#[test]
+fn a_config_that_cannot_be_read_leaves_only_its_time_out() {
+    let mut setup = Setup::new();
+    let rebuilt = setup.registry.push_platform_image(KEY, "linux/arm64");
+    let moved = setup
+        .registry
+        .push_index_of(KEY, &[setup.amd64.clone(), rebuilt]);
+    // Every blob of the repository answers 500: the configs cannot be read.
+    setup
+        .registry
+        .proxy()
+        .answer("/v2/quay.io/org/img/blobs/", 500, "down");
+    let run = setup.run(&[
+        "pin",
+        ".",
+        "--write",
+        "--details",
+        "--format",
+        "json",
+        "--cache-dir",
+        "none",
+    ]);
+    run.assert_code(0);
+    assert_eq!(setup.deploy_text(), Setup::deploy(&moved), "{run}");
+    let doc = run.json();
+    let edit = &doc["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == "deploy.yaml")
+        .unwrap_or_else(|| panic!("{run}"));
+    assert_eq!(
+        edit["platforms_changed"],
+        serde_json::json!(["linux/arm64"])
+    );
+    let arm64 = built_for(edit, "linux/arm64");
+    assert_eq!(arm64["created"], serde_json::Value::Null, "{run}");
+    assert_eq!(arm64["error"], "unexpected-status");
+    assert!(
+        run.stderr
+            .contains("note: deploy.yaml:6:14: quay.io/org/img:1.0@")
+            && run
+                .stderr
+                .contains("the build time of linux/arm64 (sha256:"),
+        "{run}"
+    );
+}

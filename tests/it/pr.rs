@@ -697,3 +697,26 @@ fn unresolved_references_are_listed_and_the_rest_is_proposed() {
         "{body}"
     );
 }
+
+#[test]
+fn details_put_the_build_day_in_the_pull_request_body() {
+    let setup = Setup::new();
+    let run = setup.run(&["pr", "--dry-run", "--details"]);
+    run.assert_code(0);
+    let day = &tagpin_testkit::CREATED[..10];
+    // Each first pin is a single-platform image: its config was read with its manifest.
+    for needle in [
+        "| `deploy/app.yaml:10` | `nginx` | `1.27` | (none) → `sha256:".to_owned(),
+        format!("` (linux/amd64 built {day}) |"),
+        "<summary>Build times</summary>".to_owned(),
+        "| `linux/amd64` | `sha256:".to_owned(),
+        format!("` | `{}` |", tagpin_testkit::CREATED),
+    ] {
+        assert!(run.stdout.contains(&needle), "{needle}\n{run}");
+    }
+    // Without it, the body has no times.
+    let plain = setup.run(&["pr", "--dry-run"]);
+    plain.assert_code(0);
+    assert!(!plain.stdout.contains("Build times"), "{plain}");
+    assert!(!plain.stdout.contains(" built "), "{plain}");
+}

@@ -74,6 +74,20 @@ impl Registry {
             .block_on(self.server.push_platform_image(repository, platform))
     }
 
+    /// [`Self::push_platform_image`] with `created` (RFC 3339) as the config's creation time.
+    pub fn push_platform_image_created(
+        &self,
+        key: &str,
+        platform: &str,
+        created: &str,
+    ) -> PlatformImage {
+        let (repository, _) = key.rsplit_once(':').expect("registry/repository:tag");
+        self.runtime.block_on(
+            self.server
+                .push_platform_image_created(repository, platform, created),
+        )
+    }
+
     /// Pushes an OCI index of `children` as `key`; returns its digest. Each push is a new
     /// digest, even of the same children.
     pub fn push_index_of(&mut self, key: &str, children: &[PlatformImage]) -> String {

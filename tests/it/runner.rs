@@ -19,8 +19,12 @@
 //!   the outer environment nothing but `PATH`.
 //! - a failing step stops the action; later steps are skipped.
 //! - `uses: actions/cache@…` restores `path` from a store kept by the [`Runner`] across runs
-//!   (keyed, like the real one, by `key` and `path`), sets `cache-hit`, and after a job that
-//!   succeeded saves `path` when the key was missed. Any other `uses:` is an error.
+//!   (keyed, like the real one, by `key` and `path`): on an exact `key` match `cache-hit` is
+//!   true; else each line of `restore-keys` in turn is a prefix, the newest entry saved
+//!   under a matching key (for the same path) is restored and `cache-hit` is false; after a
+//!   job that succeeded, `path` is saved under `key` when there was no exact match. Any
+//!   other `uses:` is an error.
+//! - `github.run_id` counts the runs of a [`Runner`] (1, 2, …); `github.run_attempt` is 1.
 //!
 //! Each run gets a fresh `HOME` (the same path each time, emptied, as on a new hosted runner)
 //! and a fresh `RUNNER_TEMP`; only the cache store carries over.
@@ -183,6 +187,8 @@ pub struct Runner {
     /// Stop after the step with this id (to look at a decision without acting on it).
     pub stop_after: Option<String>,
     machine: tempfile::TempDir,
+    /// The runs so far: `github.run_id` of the next one, less one.
+    runs: std::sync::atomic::AtomicU64,
 }
 
 /// One step of a run.
@@ -290,6 +296,7 @@ impl Runner {
             env: Vec::new(),
             stop_after: None,
             machine: tempfile::tempdir().unwrap(),
+            runs: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -299,6 +306,36 @@ impl Runner {
 
     fn cache_store(&self) -> PathBuf {
         self.machine.path().join("cache")
+    }
+
+    /// The store's entries, oldest first, as `key\tpath` lines: for `restore-keys`, which
+    /// take the newest match.
+    fn cache_log(&self) -> PathBuf {
+        self.machine.path().join("cache-saved")
+    }
+
+    /// Saves `path` under `key`, after the entries saved before.
+    fn save_cache(&self, key: &str, path: &str) {
+        copy_tree(
+            Path::new(path),
+            &self.cache_store().join(cache_name(key, path)),
+        );
+        let mut log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.cache_log())
+            .unwrap();
+        std::io::Write::write_all(&mut log, format!("{key}\t{path}\n").as_bytes()).unwrap();
+    }
+
+    /// The key of the newest entry for `path` whose key starts with `prefix`.
+    fn newest_cache(&self, prefix: &str, path: &str) -> Option<String> {
+        let log = std::fs::read_to_string(self.cache_log()).unwrap_or_default();
+        log.lines()
+            .rev()
+            .filter_map(|line| line.split_once('\t'))
+            .find(|(key, saved)| *saved == path && key.starts_with(prefix))
+            .map(|(key, _)| key.to_owned())
     }
 
     /// Where the store keeps the entry saved for `key` (and `path`), if any.
@@ -315,6 +352,7 @@ impl Runner {
         }
         std::fs::create_dir_all(&home).unwrap();
         let temp = tempfile::tempdir().unwrap();
+        let run_id = self.runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
 
         let mut contexts = Contexts {
             inputs: BTreeMap::new(),
@@ -324,6 +362,8 @@ impl Runner {
                 ("action_ref", self.action_ref.clone()),
                 ("token", self.token.clone()),
                 ("workspace", self.workspace.display().to_string()),
+                ("run_id", run_id.to_string()),
+                ("run_attempt", "1".to_owned()),
             ]),
             runner: BTreeMap::from([
                 ("os", self.os.clone()),
@@ -451,10 +491,7 @@ impl Runner {
         if failed.is_none() {
             for (key, path) in job.saves {
                 if Path::new(&path).exists() {
-                    copy_tree(
-                        Path::new(&path),
-                        &self.cache_store().join(cache_name(&key, &path)),
-                    );
+                    self.save_cache(&key, &path);
                 }
             }
         }
@@ -509,8 +546,9 @@ impl Runner {
             .splice(0..0, added.lines().rev().map(str::to_owned));
     }
 
-    /// actions/cache's main step: restore `path` on an exact `key` hit, else note it for the
-    /// post step.
+    /// actions/cache's main step: restore `path` on an exact `key` hit (`cache-hit` true),
+    /// else from the newest entry whose key starts with a `restore-keys` line, tried in order
+    /// (`cache-hit` false), and note `key` for the post step.
     fn restore_cache(&self, job: &mut Job, with: &BTreeMap<String, String>, run: &mut StepRun) {
         let key = with.get("key").cloned().unwrap_or_default();
         let path = with.get("path").cloned().unwrap_or_default();
@@ -518,11 +556,28 @@ impl Runner {
             !key.is_empty() && !path.is_empty() && !path.contains('\n'),
             "actions/cache needs one path and a key: {with:?}"
         );
+        let known = ["key", "path", "restore-keys"];
+        assert!(
+            with.keys().all(|name| known.contains(&name.as_str())),
+            "the simulated actions/cache knows {known:?}: {with:?}"
+        );
         let entry = self.cache_store().join(cache_name(&key, &path));
         let hit = entry.exists();
         if hit {
             copy_tree(&entry, Path::new(&path));
         } else {
+            let restore_keys = with.get("restore-keys").map_or("", String::as_str);
+            let matched = restore_keys
+                .lines()
+                .map(str::trim)
+                .filter(|prefix| !prefix.is_empty())
+                .find_map(|prefix| self.newest_cache(prefix, &path));
+            if let Some(matched) = matched {
+                copy_tree(
+                    &self.cache_store().join(cache_name(&matched, &path)),
+                    Path::new(&path),
+                );
+            }
             job.saves.push((key, path));
         }
         run.outputs.insert("cache-hit".to_owned(), hit.to_string());

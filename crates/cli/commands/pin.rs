@@ -252,6 +252,16 @@ pub fn compute(
         pull_policy,
         &judge,
     );
+    if settings.details {
+        let stats = add_details(
+            &collected.files,
+            &mut plan,
+            &platforms,
+            fetched,
+            &mut session,
+        )?;
+        resolution.stats.merge(stats);
+    }
 
     let sources = collected
         .files
@@ -311,6 +321,67 @@ pub fn compute(
         planned,
         sources,
     })
+}
+
+/// `--details`: reads when the images of each new digest were built (`crate::details`), in
+/// at most two rounds of manifest fetches after those of the platform rules, and records it
+/// in each edit. What cannot be read is only left out. Returns what the fetches cost.
+fn add_details(
+    files: &[super::ScannedFile],
+    plan: &mut plan::Plan,
+    platforms: &dyn Fn(&tagpin_formats::Finding) -> Vec<tagpin_registry::Platform>,
+    mut fetched: crate::platforms::Fetched,
+    session: &mut resolve::Session<'_>,
+) -> anyhow::Result<Stats> {
+    use crate::details::{Target, built, needed};
+    // Each edit's finding, by where it is: the edit records keep no reference to it.
+    let findings: BTreeMap<(&str, usize, usize), &tagpin_formats::Finding> = files
+        .iter()
+        .flat_map(|file| {
+            file.findings.iter().map(|finding| {
+                (
+                    (file.display.as_str(), finding.line, finding.column),
+                    finding,
+                )
+            })
+        })
+        .collect();
+    let mut targets = Vec::new();
+    for (index, edit) in plan.edits.iter().enumerate() {
+        let Some(finding) = findings.get(&(edit.path.as_str(), edit.line, edit.column)) else {
+            continue;
+        };
+        let (Some(reference), Ok(new)) = (
+            finding.lookup(),
+            tagpin_reference::Digest::parse(&edit.new_digest),
+        ) else {
+            continue;
+        };
+        let target = Target {
+            key: reference.tag_key(),
+            old: reference.digest().cloned(),
+            new,
+            configured: platforms(finding),
+        };
+        targets.push((index, target));
+    }
+    let mut stats = Stats::default();
+    loop {
+        let wanted: Vec<_> = targets
+            .iter()
+            .flat_map(|(_, target)| needed(target, &fetched))
+            .collect();
+        if wanted.is_empty() {
+            break;
+        }
+        let round = session.manifests(wanted)?;
+        stats.merge(round.stats);
+        fetched.extend(round.manifests);
+    }
+    for (index, target) in &targets {
+        plan.edits[*index].built = Some(built(target, &fetched));
+    }
+    Ok(stats)
 }
 
 /// Keeps the planned values files whose chart, rendered with the edits, proves them (see

@@ -109,6 +109,7 @@ impl Printer {
                 write_json(&mut stdout, report)?;
                 stdout.flush()?;
                 diagnostics.files(&mut stderr, &report.errors, &report.skipped)?;
+                pin::details_notes(&mut stderr, report, self.verbosity)?;
                 if self.verbosity == Verbosity::Verbose {
                     pin::stats(&mut stderr, &report.stats)?;
                 }

@@ -113,8 +113,38 @@ pub fn findings(
             )?;
         }
     }
+    details_notes(out, report, verbosity)?;
     if verbosity == Verbosity::Verbose {
         stats(out, &report.stats)?;
+    }
+    Ok(())
+}
+
+/// `--details`: a note for each build time that could not be read (the pin went ahead
+/// without it). Printed in JSON mode too, beside the document's `error` fields.
+pub fn details_notes(
+    out: &mut impl Write,
+    report: &PinReport,
+    verbosity: Verbosity,
+) -> io::Result<()> {
+    if verbosity == Verbosity::Quiet {
+        return Ok(());
+    }
+    for edit in &report.edits {
+        for built in edit.built.iter().flatten() {
+            let Some(message) = &built.message else {
+                continue;
+            };
+            let what = built
+                .platform
+                .as_deref()
+                .map_or_else(String::new, |platform| format!(" of {platform}"));
+            writeln!(
+                out,
+                "note: {}:{}:{}: {}: the build time{what} ({}) is not shown: {message}",
+                edit.path, edit.line, edit.column, edit.text, built.digest
+            )?;
+        }
     }
     Ok(())
 }

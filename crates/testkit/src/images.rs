@@ -100,7 +100,20 @@ impl TestRegistry {
     /// Pushes a single-platform OCI image with unique content for `platform`
     /// (`os/architecture[/variant]`) by its digest, untagged.
     pub async fn push_platform_image(&self, repository: &str, platform: &str) -> PlatformImage {
-        let (pushed, body) = self.push_platform(repository, Flavour::Oci, platform).await;
+        self.push_platform_image_created(repository, platform, CREATED)
+            .await
+    }
+
+    /// [`Self::push_platform_image`] with `created` (RFC 3339) as its config's creation time.
+    pub async fn push_platform_image_created(
+        &self,
+        repository: &str,
+        platform: &str,
+        created: &str,
+    ) -> PlatformImage {
+        let (pushed, body) = self
+            .push_platform_at(repository, Flavour::Oci, platform, created)
+            .await;
         self.put_manifest(repository, &pushed.digest, pushed.media_type, body)
             .await;
         PlatformImage {
@@ -225,6 +238,18 @@ impl TestRegistry {
         flavour: Flavour,
         platform: &str,
     ) -> (Pushed, Vec<u8>) {
+        self.push_platform_at(repository, flavour, platform, CREATED)
+            .await
+    }
+
+    /// [`Self::push_platform`] with `created` as the config's creation time.
+    async fn push_platform_at(
+        &self,
+        repository: &str,
+        flavour: Flavour,
+        platform: &str,
+        created: &str,
+    ) -> (Pushed, Vec<u8>) {
         let (manifest_type, config_type, layer_type) = match flavour {
             Flavour::Oci => (OCI_MANIFEST, OCI_CONFIG, OCI_LAYER),
             Flavour::Docker => (DOCKER_MANIFEST, DOCKER_CONFIG, DOCKER_LAYER),
@@ -233,7 +258,7 @@ impl TestRegistry {
         let layer = format!("tagpin test layer {nonce}").into_bytes();
         let layer_digest = sha256(&layer);
         let mut config = platform_json(platform);
-        config["created"] = json!(CREATED);
+        config["created"] = json!(created);
         config["config"] = json!({"Labels": {"tagpin.test.nonce": nonce}});
         config["rootfs"] = json!({"type": "layers", "diff_ids": [layer_digest]});
         let config = to_bytes(&config);

@@ -44,6 +44,10 @@ pub struct EditRecord {
     /// The platforms whose manifests changed, when the old and new digests were compared.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub platforms_changed: Option<Vec<String>>,
+    /// With `--details`: each image of the new digest (one per platform in force for an
+    /// index) and when it was built (`crate::details`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub built: Option<Vec<crate::details::Built>>,
     /// `imagePullPolicy: IfNotPresent` was added to the container, or a chart's values map got
     /// `pullPolicy: IfNotPresent` (`--latest pull-policy`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -362,6 +366,7 @@ pub fn plan_with(
                     Change::Pinned
                 },
                 platforms_changed,
+                built: None,
                 pull_policy_added: policy.is_some(),
                 // The policy added is what the warning asks for.
                 warnings: if policy.is_some() {

@@ -87,13 +87,7 @@ pub fn body(
             .old_digest
             .as_deref()
             .map_or_else(|| "(none)".to_owned(), |d| format!("`{}`", short(d)));
-        // What changed, when the two digests were compared: a reviewer sees "linux/arm64
-        // rebuilt" instead of two hashes.
-        let changed = item
-            .platforms_changed
-            .as_ref()
-            .map(|platforms| format!(" ({} rebuilt)", cell(&platforms.join(", "))))
-            .unwrap_or_default();
+        let changed = what_changed(item);
         let _ = writeln!(
             body,
             "| `{}:{}` | `{}` | `{}` | {old} → `{}`{changed} |",
@@ -119,6 +113,7 @@ pub fn body(
         );
     }
     body.push_str("\n</details>\n");
+    build_times(&mut body, edits);
 
     let warnings: Vec<String> = edits
         .iter()
@@ -182,6 +177,104 @@ pub fn body(
     body
 }
 
+/// What changed, for the digest cell: a reviewer sees "linux/amd64 and linux/arm64 rebuilt
+/// 2026-11-28" instead of two hashes. The platforms whose manifests changed when the two
+/// digests were compared, with the day they were built when `--details` read it; without a
+/// comparison (a first pin), the day each platform image was built, when read.
+fn what_changed(item: &EditRecord) -> String {
+    let day_of = |platform: &str| {
+        item.built
+            .iter()
+            .flatten()
+            .find(|built| built.platform.as_deref() == Some(platform))
+            .and_then(|built| built.created.as_deref())
+            .and_then(crate::details::day)
+    };
+    // (day, platforms built then), in the order first seen.
+    let mut groups: Vec<(Option<&str>, Vec<&str>)> = Vec::new();
+    let verb = if let Some(changed) = &item.platforms_changed {
+        for platform in changed {
+            group(&mut groups, day_of(platform), platform);
+        }
+        "rebuilt"
+    } else {
+        for built in item.built.iter().flatten() {
+            let day = built.created.as_deref().and_then(crate::details::day);
+            if let (Some(platform), Some(day)) = (&built.platform, day) {
+                group(&mut groups, Some(day), platform);
+            }
+        }
+        "built"
+    };
+    if groups.is_empty() {
+        return String::new();
+    }
+    let phrases: Vec<String> = groups
+        .iter()
+        .map(|(day, platforms)| {
+            let day = day.map_or_else(String::new, |day| format!(" {day}"));
+            format!("{} {verb}{day}", cell(&and_list(platforms)))
+        })
+        .collect();
+    format!(" ({})", phrases.join("; "))
+}
+
+/// Adds `platform` to the group of `day`, or starts one.
+fn group<'a>(
+    groups: &mut Vec<(Option<&'a str>, Vec<&'a str>)>,
+    day: Option<&'a str>,
+    platform: &'a str,
+) {
+    match groups.iter_mut().find(|group| group.0 == day) {
+        Some(group) => group.1.push(platform),
+        None => groups.push((day, vec![platform])),
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// With `--details`: a folded table of each platform image of the new digests and its
+/// creation time, as the image config gives it.
+fn build_times(body: &mut String, edits: &[Located<'_, EditRecord>]) {
+    let rows: Vec<String> = edits
+        .iter()
+        .flat_map(|edit| {
+            edit.item.built.iter().flatten().map(move |built| {
+                format!(
+                    "| `{}:{}` | {} | `{}` | {} |",
+                    edit.path,
+                    edit.item.line,
+                    built
+                        .platform
+                        .as_deref()
+                        .map_or_else(|| "(none)".to_owned(), |p| format!("`{}`", cell(p))),
+                    short(&built.digest),
+                    built
+                        .created
+                        .as_deref()
+                        .map_or_else(|| "(not read)".to_owned(), |c| format!("`{}`", cell(c)))
+                )
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    body.push_str("\n<details>\n<summary>Build times</summary>\n\n");
+    body.push_str("| file | platform | image | created |\n|---|---|---|---|\n");
+    for row in rows {
+        let _ = writeln!(body, "{row}");
+    }
+    body.push_str("\n</details>\n");
+}
+
 /// The comment on a pull request closed because nothing needs pinning any more.
 pub fn close_comment(base: &str, head: &str) -> String {
     format!(
@@ -228,6 +321,7 @@ mod tests {
                 Change::Pinned
             },
             platforms_changed: None,
+            built: None,
             pull_policy_added: false,
             warnings: Vec::new(),
         }
@@ -302,5 +396,99 @@ mod tests {
             "Closed by tagpin: every image reference is pinned to a current digest on `main` \
              (at 0123456789ab), so this pull request has nothing left to change."
         );
+    }
+
+    fn built(platform: Option<&str>, created: Option<&str>) -> crate::details::Built {
+        crate::details::Built {
+            platform: platform.map(str::to_owned),
+            digest: format!("sha256:{}", "c".repeat(64)),
+            created: created.map(str::to_owned),
+            error: created.is_none().then_some("unexpected-status"),
+            message: created.is_none().then(|| "500".to_owned()),
+        }
+    }
+
+    /// (platforms changed, built, the digest cell's suffix)
+    type Case<'a> = (
+        Option<&'a [&'a str]>,
+        Option<Vec<crate::details::Built>>,
+        &'a str,
+    );
+
+    #[test]
+    fn what_changed_names_platforms_and_days() {
+        let amd = Some("linux/amd64");
+        let arm = Some("linux/arm64");
+        let day1 = Some("2026-11-28T09:30:00Z");
+        let day2 = Some("2026-11-29T01:00:00+01:00");
+        let a = format!("sha256:{}", "a".repeat(64));
+        let cases: Vec<Case<'_>> = vec![
+            (None, None, ""),
+            (Some(&["linux/arm64"]), None, " (linux/arm64 rebuilt)"),
+            (
+                Some(&["linux/amd64", "linux/arm64"]),
+                Some(vec![built(amd, day1), built(arm, day1)]),
+                " (linux/amd64 and linux/arm64 rebuilt 2026-11-28)",
+            ),
+            (
+                Some(&["linux/arm64"]),
+                Some(vec![built(amd, day1), built(arm, day2)]),
+                " (linux/arm64 rebuilt 2026-11-29)",
+            ),
+            (
+                Some(&["linux/amd64", "linux/arm64"]),
+                Some(vec![built(amd, day1), built(arm, None)]),
+                " (linux/amd64 rebuilt 2026-11-28; linux/arm64 rebuilt)",
+            ),
+            // A first pin: when each platform image was built.
+            (
+                None,
+                Some(vec![
+                    built(amd, day1),
+                    built(arm, day2),
+                    built(Some("linux/s390x"), day1),
+                ]),
+                " (linux/amd64 and linux/s390x built 2026-11-28; linux/arm64 built 2026-11-29)",
+            ),
+            (None, Some(vec![built(amd, None), built(None, day1)]), ""),
+            (None, Some(vec![built(amd, Some("last week"))]), ""),
+        ];
+        for (changed, times, expected) in cases {
+            let mut item = edit("quay.io/org/app", "1", changed.map(|_| a.as_str()), &a, 1);
+            item.platforms_changed =
+                changed.map(|platforms| platforms.iter().map(|p| (*p).to_owned()).collect());
+            item.built = times;
+            assert_eq!(
+                what_changed(&item),
+                expected,
+                "{changed:?} {:?}",
+                item.built
+            );
+        }
+    }
+
+    #[test]
+    fn body_with_build_times() {
+        let a = format!("sha256:{}", "a".repeat(64));
+        let b = format!("sha256:{}", "b".repeat(64));
+        let mut rebuilt = edit("quay.io/org/multi", "2", Some(&a), &b, 12);
+        rebuilt.platforms_changed = Some(vec!["linux/amd64".to_owned(), "linux/arm64".to_owned()]);
+        rebuilt.built = Some(vec![
+            built(Some("linux/amd64"), Some("2026-11-28T09:30:00Z")),
+            built(Some("linux/arm64"), Some("2026-11-28T09:31:00Z")),
+        ]);
+        let mut first = edit("busybox", "1.37", None, &a, 3);
+        first.built = Some(vec![built(Some("linux/amd64"), None)]);
+        let edits = [
+            Located {
+                path: "deploy/values.yaml".to_owned(),
+                item: &rebuilt,
+            },
+            Located {
+                path: "deploy/k8s.yaml".to_owned(),
+                item: &first,
+            },
+        ];
+        insta::assert_snapshot!(body(&edits, &[], &[], "tagpin pin --write deploy"));
     }
 }
