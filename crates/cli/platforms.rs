@@ -75,6 +75,27 @@ pub fn needed(
         .collect()
 }
 
+/// What [`needed`] would name over its rounds, asked at once when the tag resolves (so the
+/// GETs run beside the lookups still going): for a moved pin the old and the new manifest,
+/// for a first pin with platforms configured the new one. A garbage-collected pin then costs
+/// the new manifest's GET too, which [`needed`]'s rounds would have spared.
+pub fn at_once(
+    key: &TagKey,
+    old: Option<&Digest>,
+    new: &Digest,
+    configured: &[Platform],
+) -> Vec<DigestKey> {
+    match old {
+        Some(old) if old == new => Vec::new(),
+        Some(old) => vec![
+            DigestKey::new(key, old.clone()),
+            DigestKey::new(key, new.clone()),
+        ],
+        None if configured.is_empty() => Vec::new(),
+        None => vec![DigestKey::new(key, new.clone())],
+    }
+}
+
 /// Decides whether `new` may replace `old` (`None`: a first pin) for the tag `key`, with the
 /// `configured` platforms (empty: the default) and the manifests [`needed`] named, in
 /// `fetched`. `old == new` is not asked: nothing would be written.

@@ -55,6 +55,32 @@ impl<'a> Session<'a> {
         Ok(resolution)
     }
 
+    /// [`Session::resolve`], fetching the manifests `follow` names for each tag as soon as it
+    /// resolves, beside the lookups still running.
+    pub fn resolve_following(
+        &mut self,
+        keys: Vec<TagKey>,
+        progress: &dyn Progress,
+        follow: &tagpin_registry::FollowUp<'_>,
+    ) -> anyhow::Result<(Resolution, Manifests)> {
+        if keys.is_empty() {
+            let resolution = Resolution {
+                digests: BTreeMap::new(),
+                stats: Stats::default(),
+            };
+            return Ok((resolution, Manifests::default()));
+        }
+        let (runtime, resolver) = self.client()?;
+        progress.start(keys.iter().collect::<BTreeSet<_>>().len());
+        let both = runtime.block_on(resolver.resolve_following(
+            keys,
+            &|key| progress.advance(key),
+            follow,
+        ));
+        progress.finish();
+        Ok(both)
+    }
+
     /// Fetches every distinct manifest once (by digest: what a platform comparison needs).
     pub fn manifests(&mut self, keys: Vec<DigestKey>) -> anyhow::Result<Manifests> {
         if keys.is_empty() {

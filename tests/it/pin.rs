@@ -331,10 +331,11 @@ fn verbose_prints_the_resolver_figures() {
     let setup = Setup::new(false);
     let run = setup.run(&["pin", ".", "-v"]);
     run.assert_code(0);
-    // The one GET: the compose file's made-up pinned digest, which the registry has not got
-    // (nothing to compare the new digest's platforms with, so nothing more is fetched).
+    // The GETs: the compose file's made-up pinned digest, which the registry has not got, and
+    // the new image it moved to (its manifest and config), asked for beside the lookups as
+    // soon as the tag resolved, before tagpin knew the old one is gone.
     assert!(
-        run.stderr.contains("note: registry: 16 tags looked up, 6 saved by de-duplication; requests: GET 404: 1, HEAD 200: 16; 0 tokens fetched; 0 retries"),
+        run.stderr.contains("note: registry: 16 tags looked up, 6 saved by de-duplication; requests: GET 200: 2, GET 404: 1, HEAD 200: 16; 0 tokens fetched; 0 retries"),
         "{run}"
     );
 }

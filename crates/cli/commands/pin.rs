@@ -219,12 +219,25 @@ pub fn compute(
     let charts = std::mem::take(&mut collected.charts);
     let keys = plan::keys_to_resolve(&collected.files, refresh);
     let mut session = resolve::Session::new(settings);
-    let mut resolution = session.resolve(keys, progress)?;
-    // Only moved tags (and first pins with platforms configured) cost manifest GETs.
+    // Only moved tags (and first pins with platforms configured) cost manifest GETs, asked
+    // for as soon as the tag resolves.
     let platforms = |finding: &tagpin_formats::Finding| {
         crate::platforms::in_force(finding, &settings.platforms)
     };
-    let mut fetched = crate::platforms::Fetched::new();
+    let follow_ups = plan::follow_ups(&collected.files, refresh, &platforms);
+    let follow = |key: &TagKey, new: &tagpin_registry::Digest| {
+        follow_ups
+            .get(key)
+            .into_iter()
+            .flatten()
+            .flat_map(|(old, configured)| {
+                crate::platforms::at_once(key, old.as_ref(), new, configured)
+            })
+            .collect()
+    };
+    let (mut resolution, first) = session.resolve_following(keys, progress, &follow)?;
+    resolution.stats.merge(first.stats);
+    let mut fetched: crate::platforms::Fetched = first.manifests;
     loop {
         let needed = plan::manifests_needed(
             &collected.files,

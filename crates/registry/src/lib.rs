@@ -57,7 +57,7 @@ pub use credentials::Credentials;
 pub use error::{Error, ResolveError};
 pub use manifest::{Child, DigestKey, Manifest, Manifests, Platform, PlatformError};
 pub use mirror::Mirror;
-pub use resolve::{MANIFEST_ACCEPT, Resolution, Resolver};
+pub use resolve::{FollowUp, MANIFEST_ACCEPT, Resolution, Resolver};
 pub use retry::RetryPolicy;
 pub use secret::Secret;
 pub use stats::{RateLimitRemaining, Stats};

@@ -247,7 +247,11 @@ impl Resolver {
 }
 
 impl Inner {
-    async fn manifest(&self, stats: &Recorder, key: &DigestKey) -> Result<Manifest, ResolveError> {
+    pub(crate) async fn manifest(
+        &self,
+        stats: &Recorder,
+        key: &DigestKey,
+    ) -> Result<Manifest, ResolveError> {
         let endpoint = Endpoint::for_key(&key.tag_key(), &self.mirrors, &self.insecure);
         let url = endpoint.manifest_url(&key.digest.to_string());
         let body = self.by_digest(stats, &endpoint, &url, &key.digest).await?;

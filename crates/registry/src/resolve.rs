@@ -15,6 +15,7 @@ use crate::endpoint::Endpoint;
 use crate::error::redact;
 use crate::http::{Http, Reply, Request};
 use crate::limits::Limits;
+use crate::manifest::{DigestKey, Manifest, Manifests};
 use crate::stats::{Recorder, Stats};
 use crate::{Error, Mirror, ResolveError, ResolverOptions};
 
@@ -97,6 +98,22 @@ impl Resolver {
         keys: impl IntoIterator<Item = TagKey>,
         progress: &(dyn Fn(&TagKey) + Sync),
     ) -> Resolution {
+        self.resolve_following(keys, progress, &|_, _| Vec::new())
+            .await
+            .0
+    }
+
+    /// [`Resolver::resolve`], and as soon as a tag resolves, fetches the manifests `follow`
+    /// names for it (as [`Resolver::manifests`] does), within the same limits as the lookups
+    /// still running: a moved tag's GETs fill the slots the last HEADs leave, instead of
+    /// waiting for every HEAD. Each distinct manifest is fetched once. Fetches still running
+    /// at the deadline are dropped (their keys are absent from the manifests).
+    pub async fn resolve_following(
+        &self,
+        keys: impl IntoIterator<Item = TagKey>,
+        progress: &(dyn Fn(&TagKey) + Sync),
+        follow: &FollowUp<'_>,
+    ) -> (Resolution, Manifests) {
         let mut asked = 0_u64;
         let distinct: BTreeSet<TagKey> = keys.into_iter().inspect(|_| asked += 1).collect();
         let lookups = distinct.len() as u64;
@@ -115,6 +132,7 @@ impl Resolver {
                 (key, result)
             });
         }
+        let mut fetches = Fetches::default();
         let mut digests = BTreeMap::new();
         loop {
             let next = match deadline {
@@ -131,6 +149,11 @@ impl Resolver {
             };
             progress(&key);
             pending.remove(&key);
+            if let Ok(digest) = &result {
+                for wanted in follow(&key, digest) {
+                    fetches.spawn(&self.inner, wanted);
+                }
+            }
             digests.insert(key, result);
         }
         if let Some((_, limit)) = deadline
@@ -155,9 +178,67 @@ impl Resolver {
                 );
             }
         }
-        Resolution {
+        let manifests = fetches.finish(deadline.map(|(at, _)| at)).await;
+        let resolution = Resolution {
             digests,
             stats: stats.finish(lookups, asked - lookups),
+        };
+        (resolution, manifests)
+    }
+}
+
+/// What to fetch by digest as soon as a tag resolves to a digest (see
+/// [`Resolver::resolve_following`]).
+pub type FollowUp<'a> = dyn Fn(&TagKey, &Digest) -> Vec<DigestKey> + Sync + 'a;
+
+/// The manifest fetches a resolution started.
+#[derive(Default)]
+struct Fetches {
+    asked: BTreeSet<DigestKey>,
+    tasks: JoinSet<(DigestKey, Result<Manifest, ResolveError>)>,
+    stats: Arc<Recorder>,
+}
+
+impl Fetches {
+    fn spawn(&mut self, inner: &Arc<Inner>, key: DigestKey) {
+        if !self.asked.insert(key.clone()) {
+            return;
+        }
+        let inner = Arc::clone(inner);
+        let stats = Arc::clone(&self.stats);
+        self.tasks.spawn(async move {
+            let result = inner.manifest(&stats, &key).await;
+            (key, result)
+        });
+    }
+
+    /// Waits for every fetch, or until `deadline`.
+    async fn finish(mut self, deadline: Option<tokio::time::Instant>) -> Manifests {
+        let mut manifests = BTreeMap::new();
+        loop {
+            let next = match deadline {
+                Some(at) => {
+                    let Ok(next) = tokio::time::timeout_at(at, self.tasks.join_next()).await else {
+                        self.tasks.abort_all();
+                        break;
+                    };
+                    next
+                }
+                None => self.tasks.join_next().await,
+            };
+            let Some(joined) = next else { break };
+            let (key, result) = match joined {
+                Ok(done) => done,
+                Err(error) => std::panic::resume_unwind(error.into_panic()),
+            };
+            if let Err(error) = &result {
+                tracing::debug!(%key, kind = error.kind(), %error, "manifest not read");
+            }
+            manifests.insert(key, result);
+        }
+        Manifests {
+            manifests,
+            stats: self.stats.finish(0, 0),
         }
     }
 }

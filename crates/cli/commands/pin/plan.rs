@@ -195,6 +195,30 @@ pub fn manifests_needed(
         .collect()
 }
 
+/// For each tag to look up, the distinct `(pinned digest, platforms in force)` of the
+/// references to it: what the platform rules will ask of its new digest.
+pub type FollowUps = BTreeMap<TagKey, Vec<(Option<Digest>, Vec<Platform>)>>;
+
+/// The [`FollowUps`] of `files`.
+pub fn follow_ups(
+    files: &[ScannedFile],
+    refresh: bool,
+    platforms: &dyn Fn(&Finding) -> Vec<Platform>,
+) -> FollowUps {
+    let mut follow = FollowUps::new();
+    for finding in files.iter().flat_map(|file| &file.findings) {
+        let Some(reference) = wants_lookup(finding, refresh) else {
+            continue;
+        };
+        let entry = (reference.digest().cloned(), platforms(finding));
+        let known = follow.entry(reference.tag_key()).or_default();
+        if !known.contains(&entry) {
+            known.push(entry);
+        }
+    }
+    follow
+}
+
 /// Decides, for a reference about to get a new digest, what the platform rules say
 /// (`crate::platforms`): the finding, its tag and the new digest.
 pub type Judge<'a> = dyn Fn(&Finding, &TagKey, &Digest) -> Verdict + 'a;

@@ -139,3 +139,70 @@ async fn a_second_run_reads_the_cache_and_sends_no_get() {
         );
     }
 }
+
+#[tokio::test]
+async fn manifests_named_as_tags_resolve_are_fetched_once_each_beside_the_lookups() {
+    let registry = TestRegistry::start().await;
+    let host = registry.host();
+    let one = registry.push_image("org/a", "1").await;
+    let two = registry.push_image("org/a", "2").await;
+    let other = registry.push_image("org/b", "1").await;
+    let resolver = Resolver::new(fast_options()).unwrap();
+    let keys = [
+        key(&host, "org/a", "1"),
+        key(&host, "org/a", "2"),
+        key(&host, "org/b", "1"),
+    ];
+    let asked = std::sync::Mutex::new(Vec::new());
+    // Both tags of org/a name the manifest of `1` (a pin moved from it) and their own;
+    // org/b names nothing.
+    let follow = |tag: &tagpin_registry::TagKey, new: &Digest| {
+        asked
+            .lock()
+            .unwrap()
+            .push((tag.tag.clone(), new.to_string()));
+        if tag.repository == "org/b" {
+            return Vec::new();
+        }
+        vec![
+            DigestKey::new(tag, digest(&one)),
+            DigestKey::new(tag, new.clone()),
+        ]
+    };
+    let (resolution, fetched) = resolver
+        .resolve_following(keys.clone(), &|_| {}, &follow)
+        .await;
+    assert_eq!(resolution.digests.len(), 3);
+    let mut asked = asked.into_inner().unwrap();
+    asked.sort();
+    let mut each_tag = vec![
+        ("1".to_owned(), one.clone()),
+        ("1".to_owned(), other.clone()),
+        ("2".to_owned(), two.clone()),
+    ];
+    each_tag.sort();
+    assert_eq!(asked, each_tag, "follow is asked once per resolved tag");
+    let mut got: Vec<String> = fetched
+        .manifests
+        .keys()
+        .map(|k| k.digest.to_string())
+        .collect();
+    got.sort();
+    let mut want = vec![one.clone(), two.clone()];
+    want.sort();
+    assert_eq!(got, want);
+    assert!(fetched.manifests.values().all(Result::is_ok));
+    // Each image: its manifest and its config, once, however many tags named it.
+    assert_eq!(
+        fetched.stats.requests_with_method("GET"),
+        4,
+        "{:?}",
+        fetched.stats
+    );
+    // Without follow-ups, the lookups alone: no GET.
+    let (_, none) = resolver
+        .resolve_following(keys, &|_| {}, &|_, _| Vec::new())
+        .await;
+    assert!(none.manifests.is_empty());
+    assert_eq!(none.stats.total_requests(), 0);
+}
