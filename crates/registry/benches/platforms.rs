@@ -90,12 +90,7 @@ async fn bench() {
     let service = {
         let mut times = Vec::new();
         for _ in 0..RUNS {
-            let resolver = Resolver::new(ResolverOptions {
-                concurrency: 16,
-                per_registry_concurrency: PER_REGISTRY,
-                ..ResolverOptions::default()
-            })
-            .expect("a resolver");
+            let resolver = resolver();
             let started = Instant::now();
             let _ = run_once(&resolver, &keys, &pinned).await;
             times.push(started.elapsed());
@@ -108,12 +103,7 @@ async fn bench() {
     let mut times = Vec::new();
     for run in 1..=RUNS {
         proxy.reset_counts();
-        let resolver = Resolver::new(ResolverOptions {
-            concurrency: 16,
-            per_registry_concurrency: PER_REGISTRY,
-            ..ResolverOptions::default()
-        })
-        .expect("a resolver");
+        let resolver = resolver();
         let started = Instant::now();
         let (resolution, fetched) = run_once(&resolver, &keys, &pinned).await;
         let elapsed = started.elapsed();
@@ -167,6 +157,16 @@ async fn bench() {
         bound + service,
         median.as_secs_f64() / (bound + service).as_secs_f64()
     );
+}
+
+/// A resolver with no cache, at the benchmark's limits.
+fn resolver() -> Resolver {
+    Resolver::new(ResolverOptions {
+        concurrency: 16,
+        per_registry_concurrency: PER_REGISTRY,
+        ..ResolverOptions::default()
+    })
+    .expect("a resolver")
 }
 
 /// `pin`'s requests: a HEAD per tag, and for a tag that moved from its pin, the old and the new

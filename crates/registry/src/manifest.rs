@@ -9,12 +9,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Arc;
 
 use reqwest::{Method, StatusCode, Url};
 use serde::Serialize;
 use tagpin_reference::{Digest, TagKey};
-use tokio::task::JoinSet;
 
 use crate::endpoint::Endpoint;
 use crate::error::redact;
@@ -217,32 +215,11 @@ impl Resolver {
     /// ([`crate::ResolverOptions::cache_dir`]) when it holds it. Each key has its own result; a body that does not hash to the digest
     /// asked for is [`ResolveError::BadDigest`].
     pub async fn manifests(&self, keys: impl IntoIterator<Item = DigestKey>) -> Manifests {
-        let distinct: BTreeSet<DigestKey> = keys.into_iter().collect();
-        let stats = Arc::new(Recorder::default());
-        let mut tasks = JoinSet::new();
-        for key in distinct {
-            let inner = Arc::clone(&self.inner);
-            let stats = Arc::clone(&stats);
-            tasks.spawn(async move {
-                let result = inner.manifest(&stats, &key).await;
-                (key, result)
-            });
+        let mut fetches = crate::resolve::Fetches::default();
+        for key in keys {
+            fetches.spawn(&self.inner, key);
         }
-        let mut manifests = BTreeMap::new();
-        while let Some(joined) = tasks.join_next().await {
-            let (key, result) = match joined {
-                Ok(done) => done,
-                Err(error) => std::panic::resume_unwind(error.into_panic()),
-            };
-            if let Err(error) = &result {
-                tracing::debug!(%key, kind = error.kind(), %error, "manifest not read");
-            }
-            manifests.insert(key, result);
-        }
-        Manifests {
-            manifests,
-            stats: stats.finish(0, 0),
-        }
+        fetches.finish(None).await
     }
 }
 

@@ -191,16 +191,16 @@ impl Resolver {
 /// [`Resolver::resolve_following`]).
 pub type FollowUp<'a> = dyn Fn(&TagKey, &Digest) -> Vec<DigestKey> + Sync + 'a;
 
-/// The manifest fetches a resolution started.
+/// Manifest fetches by digest, each distinct key once, running as they are spawned.
 #[derive(Default)]
-struct Fetches {
+pub(crate) struct Fetches {
     asked: BTreeSet<DigestKey>,
     tasks: JoinSet<(DigestKey, Result<Manifest, ResolveError>)>,
     stats: Arc<Recorder>,
 }
 
 impl Fetches {
-    fn spawn(&mut self, inner: &Arc<Inner>, key: DigestKey) {
+    pub(crate) fn spawn(&mut self, inner: &Arc<Inner>, key: DigestKey) {
         if !self.asked.insert(key.clone()) {
             return;
         }
@@ -213,7 +213,7 @@ impl Fetches {
     }
 
     /// Waits for every fetch, or until `deadline`.
-    async fn finish(mut self, deadline: Option<tokio::time::Instant>) -> Manifests {
+    pub(crate) async fn finish(mut self, deadline: Option<tokio::time::Instant>) -> Manifests {
         let mut manifests = BTreeMap::new();
         loop {
             let next = match deadline {

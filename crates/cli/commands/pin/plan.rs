@@ -71,6 +71,29 @@ pub struct Unresolved {
     pub message: String,
 }
 
+impl Unresolved {
+    fn of(
+        file: &ScannedFile,
+        finding: &Finding,
+        reference: &ImageReference,
+        key: &TagKey,
+        error: &'static str,
+        message: String,
+    ) -> Self {
+        Self {
+            path: file.display.clone(),
+            line: finding.line,
+            column: finding.column,
+            kind: finding.kind,
+            text: finding.text.clone(),
+            image: reference.name_as_written().to_owned(),
+            tag: key.tag.clone(),
+            error,
+            message,
+        }
+    }
+}
+
 /// A reference that resolved but that the scanner cannot rewrite in place (for example a
 /// double-quoted YAML scalar with escapes); the file keeps it as it was.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -80,6 +103,18 @@ pub struct Unsupported {
     pub column: usize,
     pub text: String,
     pub reason: String,
+}
+
+impl Unsupported {
+    fn of(file: &ScannedFile, finding: &Finding, reason: String) -> Self {
+        Self {
+            path: file.display.clone(),
+            line: finding.line,
+            column: finding.column,
+            text: finding.text.clone(),
+            reason,
+        }
+    }
 }
 
 /// A pinned reference whose tag moved to a digest that serves every platform in force with
@@ -258,13 +293,8 @@ pub fn plan_with(
                         if finding.status == Status::Floating
                             || (refresh && finding.status == Status::Pinned) =>
                     {
-                        plan.unsupported.push(Unsupported {
-                            path: file.display.clone(),
-                            line: finding.line,
-                            column: finding.column,
-                            text: finding.text.clone(),
-                            reason: reason.clone(),
-                        });
+                        plan.unsupported
+                            .push(Unsupported::of(file, finding, reason.clone()));
                     }
                     _ => *plan.skipped.entry(finding.status).or_default() += 1,
                 }
@@ -274,31 +304,25 @@ pub fn plan_with(
             let digest = match digests.get(&key) {
                 Some(Ok(digest)) => digest,
                 Some(Err(error)) => {
-                    plan.unresolved.push(Unresolved {
-                        path: file.display.clone(),
-                        line: finding.line,
-                        column: finding.column,
-                        kind: finding.kind,
-                        text: finding.text.clone(),
-                        image: reference.name_as_written().to_owned(),
-                        tag: key.tag.clone(),
-                        error: error.kind(),
-                        message: resolve::with_causes(error),
-                    });
+                    plan.unresolved.push(Unresolved::of(
+                        file,
+                        finding,
+                        reference,
+                        &key,
+                        error.kind(),
+                        resolve::with_causes(error),
+                    ));
                     continue;
                 }
                 None => {
-                    plan.unresolved.push(Unresolved {
-                        path: file.display.clone(),
-                        line: finding.line,
-                        column: finding.column,
-                        kind: finding.kind,
-                        text: finding.text.clone(),
-                        image: reference.name_as_written().to_owned(),
-                        tag: key.tag.clone(),
-                        error: "not-looked-up",
-                        message: format!("{key} was not looked up"),
-                    });
+                    plan.unresolved.push(Unresolved::of(
+                        file,
+                        finding,
+                        reference,
+                        &key,
+                        "not-looked-up",
+                        format!("{key} was not looked up"),
+                    ));
                     continue;
                 }
             };
@@ -343,17 +367,9 @@ pub fn plan_with(
                     continue;
                 }
                 Verdict::Unverified { error, message } => {
-                    plan.unresolved.push(Unresolved {
-                        path: file.display.clone(),
-                        line: finding.line,
-                        column: finding.column,
-                        kind: finding.kind,
-                        text: finding.text.clone(),
-                        image: reference.name_as_written().to_owned(),
-                        tag: key.tag.clone(),
-                        error,
-                        message,
-                    });
+                    plan.unresolved.push(Unresolved::of(
+                        file, finding, reference, &key, error, message,
+                    ));
                     continue;
                 }
             };
@@ -362,13 +378,8 @@ pub fn plan_with(
                     EditSite::Unsupported { reason } => reason.clone(),
                     _ => "the scanner gave no edit for this reference".to_owned(),
                 };
-                plan.unsupported.push(Unsupported {
-                    path: file.display.clone(),
-                    line: finding.line,
-                    column: finding.column,
-                    text: finding.text.clone(),
-                    reason,
-                });
+                plan.unsupported
+                    .push(Unsupported::of(file, finding, reason));
                 continue;
             };
             edits.push(edit);
