@@ -180,7 +180,9 @@ fn without_helm_only_what_the_templates_show_is_written_and_it_is_what_helm_prov
     let run = setup.run(&["pin", ".", "--write", "--format", "json"], false);
     run.assert_code(0);
     let doc = run.json();
-    // The string written whole, and the subchart whose template line reads its map directly.
+    // The string written whole, the subchart whose template line reads its map directly, and
+    // the prometheus-style chart whose named template (included with `.`, a `$tag` variable,
+    // an `if` over lines) the static reading evaluates whole.
     let edits: Vec<(&str, u64)> = doc["edits"]
         .as_array()
         .unwrap()
@@ -191,6 +193,7 @@ fn without_helm_only_what_the_templates_show_is_written_and_it_is_what_helm_prov
         edits,
         [
             ("env/prod-values.yaml", 6),
+            ("prometheus-sha/values.yaml", 3),
             ("umbrella/charts/sub/values.yaml", 2)
         ],
         "{run}"
@@ -222,6 +225,10 @@ fn without_helm_only_what_the_templates_show_is_written_and_it_is_what_helm_prov
     // Every file is as it was or as the Helm-proven golden has it: no edit Helm would refuse.
     let golden = golden("charts.expected", setup.registry.pushed());
     let after = tree(&root);
+    assert_eq!(
+        after["prometheus-sha/values.yaml"], golden["prometheus-sha/values.yaml"],
+        "the static reading writes what Helm proves"
+    );
     for (path, bytes) in &after {
         assert!(
             *bytes == original[path] || *bytes == golden[path],

@@ -1,8 +1,10 @@
 //! A small evaluator of Go template actions, for the line of a template that builds an image
 //! when no Helm is at hand: field chains (`.Values.image.tag`, `$.Values…`, `.Chart.AppVersion`),
 //! pipelines, string literals, parentheses, `if`/`with`/`else`/`end` closed on the same line,
-//! and the functions image lines use (`default`, `quote`, `printf`, `trimPrefix`…). Anything
-//! else (`include`, variables, `range`, a float) is an error: the caller then writes nothing.
+//! and the functions image lines use (`default`, `quote`, `printf`, `trimPrefix`…), and
+//! `include`/`template` of a named template, whose body is evaluated whole (its `if` blocks may
+//! span lines) with `.` and `$` the argument. Anything else (variables, `range`, `dict`, a
+//! float) is an error: the caller then writes nothing.
 
 use serde_json::Value;
 
@@ -55,72 +57,182 @@ pub fn pieces(line: &str) -> Option<Vec<Piece<'_>>> {
     Some(out)
 }
 
-/// The root of an evaluation: `.Values`, `.Chart`, `.Release`.
+/// The root of an evaluation: `.Values`, `.Chart`, `.Release` (in a named template, its
+/// argument), and the chart's named templates.
 pub struct Root<'v> {
-    pub root: &'v Value,
+    pub data: &'v Value,
+    pub defines: &'v Defines,
+    /// How many `include`s deep this evaluation is.
+    pub depth: usize,
+}
+
+/// The named templates of a chart and its subcharts: name → body, trimmed as Helm trims it.
+pub type Defines = std::collections::BTreeMap<String, String>;
+
+/// How deep `include`s may nest (a template that includes itself stops here).
+const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// The body of the named template `name` evaluated with `arg` as `.` and `$`.
+fn include(name: &str, arg: &Value, root: &Root<'_>) -> Result<Value, EvalError> {
+    let body = root
+        .defines
+        .get(name)
+        .ok_or_else(|| format!("no template named `{name}`"))?;
+    if root.depth >= MAX_INCLUDE_DEPTH {
+        return Err(format!(
+            "`{name}` is included more than {MAX_INCLUDE_DEPTH} deep"
+        ));
+    }
+    let inner = Root {
+        data: arg,
+        defines: root.defines,
+        depth: root.depth + 1,
+    };
+    line(body, &inner).map(Value::String)
 }
 
 /// Evaluates `line` with `.` at the root. Helm's `<no value>` for a missing key is empty.
+/// `line` may be a named template's whole body: its blocks may span lines.
 pub fn line(line: &str, root: &Root<'_>) -> Result<String, EvalError> {
     let pieces = pieces(line).ok_or_else(|| "an action is not closed on its line".to_owned())?;
     let mut out = String::new();
-    // Each open block: (whether its output is kept, whether a branch was taken, its dot).
-    let mut blocks: Vec<(bool, bool, Value)> = Vec::new();
-    let keeping = |blocks: &[(bool, bool, Value)]| blocks.iter().all(|b| b.0);
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut vars: Vars = Vec::new();
     for piece in pieces {
-        let dot = blocks.last().map_or(root.root, |b| &b.2).clone();
-        match piece {
+        let kept = blocks.iter().all(|b| b.keep);
+        let dot = blocks.last().map_or(root.data, |b| &b.dot).clone();
+        let action = match piece {
             Piece::Text(text) => {
-                if keeping(&blocks) {
+                if kept {
                     out.push_str(text);
                 }
+                continue;
             }
-            Piece::Action(action) if action.starts_with("/*") => {}
-            Piece::Action(action) => {
-                let (word, rest) = action.split_once(' ').unwrap_or((action, ""));
-                match word {
-                    "if" | "with" => {
-                        let value = pipeline(rest, &dot, root)?;
-                        let taken = truthy(&value);
-                        let inner = if word == "with" && taken { value } else { dot };
-                        blocks.push((taken, taken, inner));
-                    }
-                    "else" => {
-                        let Some(block) = blocks.last_mut() else {
-                            return Err("`else` without `if`".to_owned());
-                        };
-                        if rest.is_empty() {
-                            block.0 = !block.1;
-                        } else if let Some(condition) = rest.strip_prefix("if ") {
-                            let taken = !block.1 && truthy(&pipeline(condition, &dot, root)?);
-                            block.0 = taken;
-                            block.1 |= taken;
-                        } else {
-                            return Err(format!("`else {rest}` is not supported"));
-                        }
-                    }
-                    "end" => {
-                        blocks
-                            .pop()
-                            .ok_or_else(|| "`end` without a block".to_owned())?;
-                    }
-                    "range" | "define" | "block" | "template" | "break" | "continue" => {
-                        return Err(format!("`{word}` is not supported"));
-                    }
-                    _ => {
-                        let value = pipeline(action, &dot, root)?;
-                        if keeping(&blocks) {
-                            out.push_str(&to_text(&value)?);
-                        }
-                    }
+            Piece::Action(action) if action.starts_with("/*") => continue,
+            Piece::Action(action) => action,
+        };
+        let env = Env {
+            dot: &dot,
+            root,
+            vars: &vars,
+        };
+        let (word, rest) = action.split_once(' ').unwrap_or((action, ""));
+        match word {
+            "if" | "with" => {
+                // A branch not taken is not evaluated, as in Go.
+                let value = if kept {
+                    pipeline(rest, &env)?
+                } else {
+                    Value::Null
+                };
+                let taken = kept && truthy(&value);
+                let inner = if word == "with" && taken { value } else { dot };
+                blocks.push(Block {
+                    keep: taken,
+                    taken: taken || !kept,
+                    dot: inner,
+                    vars: vars.len(),
+                });
+            }
+            "else" => {
+                let parent_live = blocks.iter().rev().skip(1).all(|b| b.keep);
+                let Some(block) = blocks.last_mut() else {
+                    return Err("`else` without `if`".to_owned());
+                };
+                vars.truncate(block.vars);
+                if rest.is_empty() {
+                    block.keep = parent_live && !block.taken;
+                } else if let Some(condition) = rest.strip_prefix("if ") {
+                    let asked = parent_live && !block.taken;
+                    let env = Env {
+                        dot: &dot,
+                        root,
+                        vars: &vars,
+                    };
+                    let taken = asked && truthy(&pipeline(condition, &env)?);
+                    block.keep = taken;
+                    block.taken |= taken;
+                } else {
+                    return Err(format!("`else {rest}` is not supported"));
                 }
             }
+            "end" => {
+                let block = blocks
+                    .pop()
+                    .ok_or_else(|| "`end` without a block".to_owned())?;
+                vars.truncate(block.vars);
+            }
+            "range" | "define" | "block" | "break" | "continue" => {
+                return Err(format!("`{word}` is not supported"));
+            }
+            _ if !kept => {}
+            _ if action.starts_with('$') && assignment(action).is_some() => {
+                let (name, declares, value) = assignment(action).expect("checked");
+                let value = pipeline(value, &env)?;
+                assign(&mut vars, name, declares, value)?;
+            }
+            "template" => {
+                out.push_str(&to_text(&pipeline(&format!("include {rest}"), &env)?)?);
+            }
+            _ => out.push_str(&to_text(&pipeline(action, &env)?)?),
         }
     }
     if !blocks.is_empty() {
         return Err("a block is not closed on its line".to_owned());
     }
     Ok(out)
+}
+
+/// An open `if` or `with`: whether its output is kept, whether a branch was taken, its dot,
+/// and how many variables were declared before it (those after end with it).
+struct Block {
+    keep: bool,
+    taken: bool,
+    dot: Value,
+    vars: usize,
+}
+
+/// The variables in scope, innermost last.
+type Vars = Vec<(String, Value)>;
+
+/// What a pipeline sees: `.`, the root (`$`) and the variables.
+struct Env<'a> {
+    dot: &'a Value,
+    root: &'a Root<'a>,
+    vars: &'a [(String, Value)],
+}
+
+/// `$name := value` (a declaration) or `$name = value`: the name, whether it declares, the
+/// value's pipeline.
+fn assignment(action: &str) -> Option<(&str, bool, &str)> {
+    let name_end = action[1..]
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(action.len(), |i| i + 1);
+    let (name, rest) = action.split_at(name_end);
+    let rest = rest.trim_start();
+    if name.len() < 2 {
+        return None;
+    }
+    if let Some(value) = rest.strip_prefix(":=") {
+        Some((name, true, value.trim()))
+    } else {
+        let value = rest.strip_prefix('=').filter(|v| !v.starts_with('='))?;
+        Some((name, false, value.trim()))
+    }
+}
+
+fn assign(vars: &mut Vars, name: &str, declares: bool, value: Value) -> Result<(), EvalError> {
+    if declares {
+        vars.push((name.to_owned(), value));
+        return Ok(());
+    }
+    let known = vars
+        .iter_mut()
+        .rev()
+        .find(|(known, _)| known == name)
+        .ok_or_else(|| format!("the variable `{name}` is assigned before it is declared"))?;
+    known.1 = value;
+    Ok(())
 }
 
 /// Go's truth: false, 0, nil and empty strings and collections are false.
@@ -218,22 +330,17 @@ fn lex(text: &str) -> Result<Vec<Token>, EvalError> {
 }
 
 /// Evaluates a pipeline (`a | f b | g`).
-pub fn pipeline(text: &str, dot: &Value, root: &Root<'_>) -> Result<Value, EvalError> {
+fn pipeline(text: &str, env: &Env<'_>) -> Result<Value, EvalError> {
     let tokens = lex(text)?;
     let mut at = 0;
-    let value = parse_pipeline(&tokens, &mut at, dot, root)?;
+    let value = parse_pipeline(&tokens, &mut at, env)?;
     if at != tokens.len() {
         return Err(format!("`{text}` is not supported"));
     }
     Ok(value)
 }
 
-fn parse_pipeline(
-    tokens: &[Token],
-    at: &mut usize,
-    dot: &Value,
-    root: &Root<'_>,
-) -> Result<Value, EvalError> {
+fn parse_pipeline(tokens: &[Token], at: &mut usize, env: &Env<'_>) -> Result<Value, EvalError> {
     let mut value: Option<Value> = None;
     loop {
         let mut args = Vec::new();
@@ -245,13 +352,17 @@ fn parse_pipeline(
                     name = Some(word.clone());
                     *at += 1;
                 }
-                _ => args.push(operand(tokens, at, dot, root)?),
+                _ => args.push(operand(tokens, at, env)?),
             }
         }
         if let Some(previous) = value.take() {
             args.push(previous);
         }
         value = Some(match name {
+            Some(name) if name == "include" => match args.as_slice() {
+                [Value::String(template), arg] => include(template, arg, env.root)?,
+                _ => return Err("`include` takes a template name and one argument".to_owned()),
+            },
             Some(name) => call(&name, args)?,
             None if args.len() == 1 => args.pop().expect("one"),
             None => return Err("an empty or ambiguous command".to_owned()),
@@ -264,12 +375,7 @@ fn parse_pipeline(
     }
 }
 
-fn operand(
-    tokens: &[Token],
-    at: &mut usize,
-    dot: &Value,
-    root: &Root<'_>,
-) -> Result<Value, EvalError> {
+fn operand(tokens: &[Token], at: &mut usize, env: &Env<'_>) -> Result<Value, EvalError> {
     let token = tokens
         .get(*at)
         .ok_or_else(|| "a missing operand".to_owned())?;
@@ -277,9 +383,9 @@ fn operand(
     match token {
         Token::Str(s) => Ok(Value::String(s.clone())),
         Token::Int(n) => Ok(Value::from(*n)),
-        Token::Field(path) => field(path, dot, root),
+        Token::Field(path) => field(path, env),
         Token::Open => {
-            let value = parse_pipeline(tokens, at, dot, root)?;
+            let value = parse_pipeline(tokens, at, env)?;
             if tokens.get(*at) != Some(&Token::Close) {
                 return Err("a parenthesis is not closed".to_owned());
             }
@@ -296,15 +402,25 @@ fn operand(
     }
 }
 
-/// `.a.b`, `$.a.b`, `.` or `$`: a missing key is nil, as Helm renders it.
-fn field(path: &str, dot: &Value, root: &Root<'_>) -> Result<Value, EvalError> {
+/// `.a.b`, `$.a.b`, `$name.a.b`, `.`, `$` or `$name`: a missing key is nil, as Helm renders
+/// it.
+fn field(path: &str, env: &Env<'_>) -> Result<Value, EvalError> {
     let (mut value, rest) = if let Some(rest) = path.strip_prefix('$') {
-        if !(rest.is_empty() || rest.starts_with('.')) {
-            return Err(format!("the variable `{path}` is not supported"));
+        let name_end = rest.find('.').unwrap_or(rest.len());
+        if name_end == 0 {
+            (env.root.data, rest)
+        } else {
+            let name = &path[..=name_end];
+            let known = env
+                .vars
+                .iter()
+                .rev()
+                .find(|(known, _)| known == name)
+                .ok_or_else(|| format!("the variable `{name}` is not declared"))?;
+            (&known.1, &rest[name_end..])
         }
-        (root.root, rest)
     } else {
-        (dot, path)
+        (env.dot, path)
     };
     for key in rest.split('.').filter(|key| !key.is_empty()) {
         value = match value {
@@ -450,7 +566,12 @@ mod tests {
             },
             "Chart": {"AppVersion": "1.8.2", "Name": "app"},
         });
-        let root = Root { root: &root };
+        let defines = Defines::new();
+        let root = Root {
+            data: &root,
+            defines: &defines,
+            depth: 0,
+        };
         for (template, expected) in [
             (
                 r#"image: "{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}""#,
@@ -472,10 +593,7 @@ mod tests {
                 "  - {{ $.Values.global.imageRegistry | default \"docker.io\" }}/{{ .Values.image.repository | trimPrefix \"ghcr.io/\" }}",
                 Ok("  - docker.io/acme/app"),
             ),
-            (
-                "image: {{ include \"x\" . }}",
-                Err("the function `include` is not supported"),
-            ),
+            ("image: {{ include \"x\" . }}", Err("no template named `x`")),
             (
                 "image: {{ .Values.image.n }}",
                 Err("the number 1.5 prints differently in Go"),
@@ -485,8 +603,24 @@ mod tests {
                 Err("a block is not closed on its line"),
             ),
             ("image: {{ .Values.image }}", Err("a collection is printed")),
-            ("image: {{ $x := 1 }}", Err("`:=` is not supported")),
-            ("image: {{ $x }}", Err("the variable `$x` is not supported")),
+            (
+                "image: {{ $t := .Values.image.tag | default .Chart.AppVersion }}{{ $r := .Values.image.repository }}{{ if .Values.image.digest }}{{ $t = \"d\" }}{{ end }}{{ printf \"%s:%s\" $r $t }}",
+                Ok("image: ghcr.io/acme/app:d"),
+            ),
+            (
+                "{{ if .Values.missing }}{{ $in := 1 }}{{ end }}{{ $in }}",
+                Err("the variable `$in` is not declared"),
+            ),
+            // A branch not taken is not evaluated.
+            (
+                "a{{ if .Values.missing }}{{ $undeclared }}{{ end }}",
+                Ok("a"),
+            ),
+            ("image: {{ $x }}", Err("the variable `$x` is not declared")),
+            (
+                "{{ $x = 1 }}",
+                Err("the variable `$x` is assigned before it is declared"),
+            ),
         ] {
             assert_eq!(
                 line(template, &root).as_deref(),

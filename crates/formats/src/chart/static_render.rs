@@ -3,11 +3,17 @@
 //! print it, one document per line, so that [`super::decide`] and [`super::prove`] read it as
 //! they read `helm template`'s output.
 //!
+//! A value read inside a named template (`{{ define "app.image" }}`) is followed to the lines
+//! that include it with the root context (`{{ include "app.image" . }}`, `{{ template … $ }}`,
+//! also through other named templates): those lines are evaluated, the named template's body
+//! whole.
+//!
 //! It is conservative: a map is **blocked** (the caller writes nothing for it, with the reason)
 //! when any template reads it in a way a line cannot show: the map or a map above it passed
 //! whole (to a helper, to `with`, to `toYaml`), `.Values` passed whole, a value read inside a
-//! named template or a `with`/`range` block, a condition on it that spans lines, or a line the
-//! evaluator cannot evaluate. Files of vendored subcharts are read too (a library chart's
+//! `with`/`range` block or inside a named template included with another argument than `.`
+//! (or from such a block), a condition on it that spans lines, or a line the evaluator cannot
+//! evaluate. Files of vendored subcharts are read too (a library chart's
 //! helper is one), and a map under a subchart's name is blocked: its templates see it under
 //! another path.
 
@@ -15,7 +21,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::evaluate::{self, Piece, Root};
+use super::evaluate::{self, Defines, Piece, Root};
 
 /// A template file: its path as Helm names it (`chart/templates/x.yaml`) and its text.
 #[derive(Clone, Debug)]
@@ -40,17 +46,36 @@ struct Read<'t> {
     keys: Vec<&'t str>,
     /// In an action that opens a block on this line and does not close it there, or in a
     /// named template, or inside `with`/`range`.
-    context: Context,
+    context: Context<'t>,
+}
+
+/// An `include` or `template` of a named template: where, and whether with `.` or `$`.
+struct Call<'t> {
+    template: usize,
+    line: usize,
+    name: &'t str,
+    root_context: bool,
+    context: Context<'t>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Context {
+enum Context<'t> {
     /// A line at the top of a template file (perhaps inside `if` blocks): `.` is the root.
     Line,
-    /// In `define`, `with` or `range`: `.` is something else.
+    /// In the body of the named template: evaluated whole where it is included.
+    Define(&'t str),
+    /// In `with` or `range` (outside a named template): `.` is something else.
     Scoped,
     /// The condition of a block that spans lines.
     Condition,
+}
+
+/// A block open at some point of a template.
+#[derive(Clone, Copy)]
+enum Block<'t> {
+    Define(&'t str),
+    Scope,
+    If,
 }
 
 /// What the static reading will evaluate for a values file's candidates: the lines, the
@@ -62,13 +87,19 @@ pub struct Plan {
     blocked: Vec<(usize, String)>,
     /// The top-level keys of `.Values` the lines read: the only ones to load.
     pub top_keys: std::collections::BTreeSet<String>,
+    /// The named templates the lines may include.
+    defines: Defines,
 }
 
 /// Plans the reading of `templates` for the candidates at `paths` (keys from the values root).
 /// `subcharts` are the names of the chart's vendored subcharts.
 pub fn plan(templates: &[Template], paths: &[Vec<String>], subcharts: &[String]) -> Plan {
-    let reads = reads(templates);
-    let mut plan = Plan::default();
+    let (reads, calls) = reads(templates);
+    let mut plan = Plan {
+        defines: defines(templates),
+        ..Plan::default()
+    };
+    let mut followed = std::collections::BTreeSet::new();
     let mut lines: std::collections::BTreeMap<(usize, usize), Vec<usize>> =
         std::collections::BTreeMap::new();
     // Only the reads under a candidate's top-level key (and those of `.Values` whole) can
@@ -89,20 +120,26 @@ pub fn plan(templates: &[Template], paths: &[Vec<String>], subcharts: &[String])
             .chain(by_top.get(top).into_iter().flatten())
             .copied()
             .collect();
-        match follow(path, &concerned, templates, subcharts) {
-            Ok(found) => {
+        let sources = Sources {
+            templates,
+            calls: &calls,
+        };
+        match follow(path, &concerned, &sources, subcharts) {
+            Ok((found, through)) => {
                 for line in found {
                     lines.entry(line).or_default().push(i);
                 }
+                followed.extend(through);
             }
             Err(reason) => plan.blocked.push((i, reason)),
         }
     }
     for read in &reads {
-        if let (true, Some(top)) = (
-            lines.contains_key(&(read.template, read.line)),
-            read.keys.first(),
-        ) {
+        let evaluated = match read.context {
+            Context::Define(name) => followed.contains(name),
+            _ => lines.contains_key(&(read.template, read.line)),
+        };
+        if let (true, Some(top)) = (evaluated, read.keys.first()) {
             plan.top_keys.insert((*top).to_owned());
         }
     }
@@ -118,7 +155,11 @@ impl Plan {
             output: String::new(),
             blocked: self.blocked.clone(),
         };
-        let root = Root { root };
+        let root = Root {
+            data: root,
+            defines: &self.defines,
+            depth: 0,
+        };
         for ((template, line), readers) in &self.lines {
             let text = templates[*template]
                 .text
@@ -160,13 +201,73 @@ pub fn render(
     plan(templates, paths, subcharts).render(templates, root)
 }
 
-/// The lines that read the candidate at `path`, or why it cannot be followed.
-fn follow(
+/// The `(template, line)`s to evaluate, and the named templates followed to them.
+type Followed<'t> = (Vec<(usize, usize)>, Vec<&'t str>);
+
+/// The templates and the calls of named templates in them.
+struct Sources<'a, 't> {
+    templates: &'a [Template],
+    calls: &'a [Call<'t>],
+}
+
+impl<'t> Sources<'_, 't> {
+    fn at(&self, template: usize, line: usize) -> String {
+        format!("{}:{}", self.templates[template].source, line + 1)
+    }
+
+    /// The lines that evaluate the named template `name` with the root context (through other
+    /// named templates too), and the named templates on the way; `visiting` stops a cycle.
+    fn including(
+        &self,
+        name: &'t str,
+        visiting: &mut Vec<&'t str>,
+    ) -> Result<Followed<'t>, String> {
+        if visiting.contains(&name) {
+            return Err(format!(
+                "not proven: without Helm, the named template `{name}` includes itself"
+            ));
+        }
+        visiting.push(name);
+        let mut lines = Vec::new();
+        let mut through = vec![name];
+        for call in self.calls.iter().filter(|call| call.name == name) {
+            let at = || self.at(call.template, call.line);
+            if !call.root_context {
+                return Err(format!(
+                    "not proven: without Helm, the map is read inside the named template \
+                     `{name}`, which {} includes with another argument than `.`",
+                    at()
+                ));
+            }
+            match call.context {
+                Context::Line => lines.push((call.template, call.line)),
+                Context::Define(outer) => {
+                    let (more, via) = self.including(outer, visiting)?;
+                    lines.extend(more);
+                    through.extend(via);
+                }
+                Context::Scoped | Context::Condition => {
+                    return Err(format!(
+                        "not proven: without Helm, the map is read inside the named template \
+                         `{name}`, which {} includes inside a block this reading does not follow",
+                        at()
+                    ));
+                }
+            }
+        }
+        visiting.pop();
+        Ok((lines, through))
+    }
+}
+
+/// The lines that read the candidate at `path` and the named templates followed to them, or
+/// why it cannot be followed.
+fn follow<'t>(
     path: &[String],
-    reads: &[&Read<'_>],
-    templates: &[Template],
+    reads: &[&Read<'t>],
+    sources: &Sources<'_, 't>,
     subcharts: &[String],
-) -> Result<Vec<(usize, usize)>, String> {
+) -> Result<Followed<'t>, String> {
     if path.first().is_some_and(|top| subcharts.contains(top)) {
         return Err(format!(
             "not proven: without Helm, the values under `{}` feed a subchart, whose templates \
@@ -175,8 +276,9 @@ fn follow(
         ));
     }
     let mut lines = Vec::new();
+    let mut through = Vec::new();
     for read in reads {
-        let at = || format!("{}:{}", templates[read.template].source, read.line + 1);
+        let at = || sources.at(read.template, read.line);
         // `.Values` itself, or a map on the way to this one, passed whole.
         let whole_above =
             read.keys.len() <= path.len() && path.iter().zip(&read.keys).all(|(p, k)| p == k);
@@ -196,10 +298,15 @@ fn follow(
         }
         match read.context {
             Context::Line => lines.push((read.template, read.line)),
+            Context::Define(name) => {
+                let (more, via) = sources.including(name, &mut Vec::new())?;
+                lines.extend(more);
+                through.extend(via);
+            }
             Context::Scoped => {
                 return Err(format!(
-                    "not proven: without Helm, the map is read inside a named template or a \
-                     `with`/`range` block at {}",
+                    "not proven: without Helm, the map is read inside a `with`/`range` block \
+                     at {}",
                     at()
                 ));
             }
@@ -211,19 +318,21 @@ fn follow(
             }
         }
     }
-    Ok(lines)
+    Ok((lines, through))
 }
 
 fn starts_with(keys: &[&str], path: &[String]) -> bool {
     keys.len() > path.len() && path.iter().zip(keys).all(|(p, k)| p == k)
 }
 
-/// Every read of `.Values` in `templates`, with its context.
-fn reads(templates: &[Template]) -> Vec<Read<'_>> {
+/// Every read of `.Values` in `templates`, with its context, and every call of a named
+/// template.
+fn reads(templates: &[Template]) -> (Vec<Read<'_>>, Vec<Call<'_>>) {
     let mut reads = Vec::new();
+    let mut calls = Vec::new();
     for (template, file) in templates.iter().enumerate() {
-        // The blocks open at the start of each line: true for `define`/`with`/`range`.
-        let mut open: Vec<bool> = Vec::new();
+        // The blocks open at the start of each line.
+        let mut open: Vec<Block<'_>> = Vec::new();
         // Inside an action that began on an earlier line and has not ended yet.
         let mut in_action = false;
         for (line, text) in file.text.lines().enumerate() {
@@ -238,7 +347,6 @@ fn reads(templates: &[Template]) -> Vec<Read<'_>> {
                 // No action: no read, and no block opens or ends here.
                 continue;
             }
-            let scoped_before = open.iter().any(|scoped| *scoped);
             let Some(pieces) = evaluate::pieces(text) else {
                 // An action over several lines starts here: read as scoped, which blocks what
                 // it reads.
@@ -253,29 +361,21 @@ fn reads(templates: &[Template]) -> Vec<Read<'_>> {
                     Piece::Text(_) => None,
                 })
                 .collect();
-            let depth_before = open.len();
+            let before = open.clone();
             for action in &actions {
-                match first_word(action) {
-                    "define" | "with" | "range" | "block" => open.push(true),
-                    "if" => open.push(false),
-                    "end" => {
-                        open.pop();
-                    }
-                    _ => {}
-                }
+                enter(&mut open, action);
             }
             // A block opened here and closed on a later line, or an `else` between lines.
             let spans =
-                open.len() > depth_before || actions.iter().any(|a| first_word(a) == "else");
+                open.len() > before.len() || actions.iter().any(|a| first_word(a) == "else");
+            let mut here = before;
             for action in &actions {
                 let opens = ["if", "else", "with", "range"].contains(&first_word(action));
-                let context = if scoped_before {
-                    Context::Scoped
-                } else if spans && opens {
-                    Context::Condition
-                } else {
-                    Context::Line
+                let context = match block_context(&here) {
+                    Context::Line if spans && opens => Context::Condition,
+                    other => other,
                 };
+                enter(&mut here, action);
                 for keys in values_reads(action) {
                     reads.push(Read {
                         template,
@@ -284,10 +384,83 @@ fn reads(templates: &[Template]) -> Vec<Read<'_>> {
                         context,
                     });
                 }
+                calls.extend(
+                    calls_in(action)
+                        .into_iter()
+                        .map(|(name, root_context)| Call {
+                            template,
+                            line,
+                            name,
+                            root_context,
+                            context,
+                        }),
+                );
             }
         }
     }
-    reads
+    (reads, calls)
+}
+
+/// The blocks open after `action`.
+fn enter<'t>(open: &mut Vec<Block<'t>>, action: &'t str) {
+    match first_word(action) {
+        "define" => open.push(Block::Define(define_name(action).unwrap_or(""))),
+        "with" | "range" | "block" => open.push(Block::Scope),
+        "if" => open.push(Block::If),
+        "end" => {
+            open.pop();
+        }
+        _ => {}
+    }
+}
+
+/// The context of what follows the blocks `open`: a named template's body (whatever blocks
+/// it holds: it is evaluated whole), a `with`/`range` block, or the top of the file.
+fn block_context<'t>(open: &[Block<'t>]) -> Context<'t> {
+    if let Some(name) = open.iter().find_map(|block| match block {
+        Block::Define(name) => Some(*name),
+        _ => None,
+    }) {
+        return Context::Define(name);
+    }
+    if open.iter().any(|block| matches!(block, Block::Scope)) {
+        Context::Scoped
+    } else {
+        Context::Line
+    }
+}
+
+/// The name `define "name"` gives.
+fn define_name(action: &str) -> Option<&str> {
+    let rest = action.strip_prefix("define")?.trim_start();
+    let name = rest.strip_prefix('"')?;
+    Some(&name[..name.find('"')?])
+}
+
+/// The named templates `action` includes (`include "name" ARG`, `template "name" ARG`), each
+/// with whether ARG is the root context (`.` or `$` alone).
+fn calls_in(action: &str) -> Vec<(&str, bool)> {
+    let mut calls = Vec::new();
+    for keyword in ["include \"", "template \""] {
+        let mut rest = action;
+        while let Some(at) = rest.find(keyword) {
+            let before = rest[..at].chars().next_back();
+            let after = &rest[at + keyword.len()..];
+            rest = after;
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+                continue;
+            }
+            let Some(end) = after.find('"') else { break };
+            let argument = after[end + 1..].trim_start();
+            let root_context = ['.', '$'].iter().any(|mark| {
+                argument
+                    .strip_prefix(*mark)
+                    .is_some_and(|tail| tail.is_empty() || tail.starts_with([' ', ')', '|']))
+            });
+            calls.push((&after[..end], root_context));
+        }
+    }
+    calls
 }
 
 /// Records the reads in `text` as scoped: they block the maps they read.
@@ -298,6 +471,103 @@ fn push_scoped<'t>(reads: &mut Vec<Read<'t>>, template: usize, line: usize, text
         keys,
         context: Context::Scoped,
     }));
+}
+
+/// One action of a template's text: where it is, its inside, and its trim markers.
+struct Action<'t> {
+    start: usize,
+    end: usize,
+    inside: &'t str,
+    trims_before: bool,
+    trims_after: bool,
+}
+
+/// Every action of `text`, comments (`{{/* … */}}`, which may hold `}}`) included.
+fn actions(text: &str) -> Vec<Action<'_>> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(open) = text[from..].find("{{").map(|i| from + i) {
+        let after = &text[open + 2..];
+        let trims_before = after.starts_with('-') && after[1..].starts_with(char::is_whitespace);
+        let inside_start = open + 2 + usize::from(trims_before);
+        let rest = &text[inside_start..];
+        let close = if rest.trim_start().starts_with("/*") {
+            rest.find("*/")
+                .and_then(|c| rest[c..].find("}}").map(|d| c + d))
+        } else {
+            rest.find("}}")
+        };
+        let Some(close) = close.map(|c| inside_start + c) else {
+            break;
+        };
+        let mut inside = &text[inside_start..close];
+        let trims_after =
+            inside.ends_with('-') && inside[..inside.len() - 1].ends_with(char::is_whitespace);
+        if trims_after {
+            inside = &inside[..inside.len() - 1];
+        }
+        out.push(Action {
+            start: open,
+            end: close + 2,
+            inside: inside.trim(),
+            trims_before,
+            trims_after,
+        });
+        from = close + 2;
+    }
+    out
+}
+
+/// The named templates of `templates`: each `define`'s body up to its `end`, trimmed as its
+/// markers say. A name defined twice with different bodies is left out (which one Helm uses
+/// depends on the order it loads the files): including it is then an error.
+fn defines(templates: &[Template]) -> Defines {
+    let mut defines = Defines::new();
+    let mut twice = std::collections::BTreeSet::new();
+    for template in templates {
+        let text = &template.text;
+        let actions = actions(text);
+        let mut i = 0;
+        while i < actions.len() {
+            let Some(name) = define_name(actions[i].inside) else {
+                i += 1;
+                continue;
+            };
+            let mut depth = 0_usize;
+            let mut close = None;
+            for (j, action) in actions.iter().enumerate().skip(i + 1) {
+                match first_word(action.inside) {
+                    "if" | "with" | "range" | "define" | "block" => depth += 1,
+                    "end" if depth == 0 => {
+                        close = Some(j);
+                        break;
+                    }
+                    "end" => depth -= 1,
+                    _ => {}
+                }
+            }
+            let Some(close) = close else { break };
+            let mut body = &text[actions[i].end..actions[close].start];
+            if actions[i].trims_after {
+                body = body.trim_start();
+            }
+            if actions[close].trims_before {
+                body = body.trim_end();
+            }
+            match defines.get(name) {
+                Some(known) if known != body => {
+                    twice.insert(name.to_owned());
+                }
+                Some(_) => {}
+                None => {
+                    defines.insert(name.to_owned(), body.to_owned());
+                }
+            }
+            i = close + 1;
+        }
+    }
+    defines.retain(|name, _| !twice.contains(name));
+    defines
 }
 
 fn first_word(action: &str) -> &str {
@@ -354,7 +624,7 @@ mod tests {
             ),
             template(
                 "c/templates/_helpers.tpl",
-                "{{- define \"c.x\" -}}\n{{ .Values.defined.tag }}\n{{- end -}}\n",
+                "{{- define \"c.x\" -}}\n{{ .Values.defined.tag }}\n{{- end -}}\n{{- define \"c.y\" -}}{{ include \"c.x\" (dict \"a\" 1) }}{{- end -}}\n",
             ),
         ];
         let root = json!({
@@ -391,13 +661,69 @@ mod tests {
                 ),
                 (
                     3,
-                    "not proven: without Helm, the map is read inside a named template or a `with`/`range` block at c/templates/_helpers.tpl:2"
+                    "not proven: without Helm, the map is read inside the named template `c.x`, which c/templates/_helpers.tpl:4 includes with another argument than `.`"
                 ),
                 (
                     4,
                     "not proven: without Helm, the values under `sub` feed a subchart, whose templates this reading does not follow"
                 ),
             ]
+        );
+    }
+
+    #[test]
+    fn named_templates_included_with_the_root_context_are_followed() {
+        let helpers = "{{/*\nUse: {{ include \"c.image\" . }}\n*/}}\n{{- define \"c.image\" -}}\n\
+                       {{- if .Values.image.digest -}}\n\
+                       {{ .Values.image.repository }}@{{ .Values.image.digest }}\n\
+                       {{- else -}}\n\
+                       {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}\n\
+                       {{- end -}}\n{{- end }}\n\
+                       {{- define \"c.side\" }}{{ include \"c.sideImage\" $ }}{{ end }}\n\
+                       {{- define \"c.sideImage\" -}}{{ .Values.side.repository }}:{{ .Values.side.tag }}{{- end -}}\n\
+                       {{- define \"c.scoped\" -}}{{ .Values.scoped.repository }}{{- end -}}\n";
+        let deploy = "spec:\n  containers:\n    - image: {{ include \"c.image\" . | quote }}\n    \
+                      - image: {{ template \"c.side\" . }}\n  {{- with .Values.x }}\n    \
+                      - image: {{ include \"c.scoped\" $ }}\n  {{- end }}\n";
+        let templates = [
+            template("c/templates/_helpers.tpl", helpers),
+            template("c/templates/deploy.yaml", deploy),
+        ];
+        let paths = [path("image"), path("side"), path("scoped")];
+        let plan = plan(&templates, &paths, &[]);
+        assert_eq!(
+            plan.top_keys.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["image", "side"]
+        );
+        let root = json!({
+            "Values": {
+                "image": {"repository": "r", "tag": "", "digest": ""},
+                "side": {"repository": "s", "tag": "1"},
+            },
+            "Chart": {"AppVersion": "2.0"},
+        });
+        let rendering = plan.render(&templates, &root);
+        assert_eq!(
+            rendering.output,
+            "---\n# Source: c/templates/deploy.yaml\nimage: \"r:2.0\"\n\
+             ---\n# Source: c/templates/deploy.yaml\nimage: s:1\n"
+        );
+        assert_eq!(
+            rendering.blocked,
+            [(
+                2,
+                "not proven: without Helm, the map is read inside the named template `c.scoped`, which c/templates/deploy.yaml:6 includes inside a block this reading does not follow".to_owned()
+            )]
+        );
+        // The digest branch, on another line of the body.
+        let digested = json!({
+            "Values": {"image": {"repository": "r", "tag": "1", "digest": "sha256:ab"}},
+            "Chart": {"AppVersion": "2.0"},
+        });
+        assert!(
+            plan.render(&templates, &digested)
+                .output
+                .contains("image: \"r@sha256:ab\"\n")
         );
     }
 
