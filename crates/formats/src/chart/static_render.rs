@@ -227,6 +227,19 @@ impl<'t> Sources<'_, 't> {
                 "not proven: without Helm, the named template `{name}` includes itself"
             ));
         }
+        if let Some(call) = self.calls.iter().find(|call| call.name == COMPUTED) {
+            return Err(format!(
+                "not proven: without Helm, the map is read inside the named template `{name}`, \
+                 and {} includes a named template by a computed name",
+                self.at(call.template, call.line)
+            ));
+        }
+        if !self.calls.iter().any(|call| call.name == name) {
+            return Err(format!(
+                "not proven: without Helm, the map is read inside the named template `{name}`, \
+                 which no template includes by its name"
+            ));
+        }
         visiting.push(name);
         let mut lines = Vec::new();
         let mut through = vec![name];
@@ -438,30 +451,38 @@ fn define_name(action: &str) -> Option<&str> {
 }
 
 /// The named templates `action` includes (`include "name" ARG`, `template "name" ARG`), each
-/// with whether ARG is the root context (`.` or `$` alone).
+/// with whether ARG is the root context (`.` or `$` alone). A name that is not a literal
+/// (`include (printf …) .`) is [`COMPUTED`].
 fn calls_in(action: &str) -> Vec<(&str, bool)> {
     let mut calls = Vec::new();
-    for keyword in ["include \"", "template \""] {
+    for keyword in ["include ", "template "] {
         let mut rest = action;
         while let Some(at) = rest.find(keyword) {
             let before = rest[..at].chars().next_back();
-            let after = &rest[at + keyword.len()..];
-            rest = after;
+            let after = rest[at + keyword.len()..].trim_start();
+            rest = &rest[at + keyword.len()..];
             if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
                 continue;
             }
-            let Some(end) = after.find('"') else { break };
-            let argument = after[end + 1..].trim_start();
+            let Some(quoted) = after.strip_prefix('"') else {
+                calls.push((COMPUTED, false));
+                continue;
+            };
+            let Some(end) = quoted.find('"') else { break };
+            let argument = quoted[end + 1..].trim_start();
             let root_context = ['.', '$'].iter().any(|mark| {
                 argument
                     .strip_prefix(*mark)
                     .is_some_and(|tail| tail.is_empty() || tail.starts_with([' ', ')', '|']))
             });
-            calls.push((&after[..end], root_context));
+            calls.push((&quoted[..end], root_context));
         }
     }
     calls
 }
+
+/// The name of a call whose name is computed: it may be any named template.
+const COMPUTED: &str = "";
 
 /// Records the reads in `text` as scoped: they block the maps they read.
 fn push_scoped<'t>(reads: &mut Vec<Read<'t>>, template: usize, line: usize, text: &'t str) {
@@ -725,6 +746,29 @@ mod tests {
                 .output
                 .contains("image: \"r@sha256:ab\"\n")
         );
+    }
+
+    #[test]
+    fn a_named_template_no_line_includes_by_name_blocks_what_it_reads() {
+        let helpers = template(
+            "c/templates/_helpers.tpl",
+            "{{- define \"c.image\" -}}{{ .Values.image.repository }}{{- end -}}\n",
+        );
+        let root = json!({"Values": {"image": {"repository": "r"}}});
+        for (deploy, reason) in [
+            (
+                "image: {{ .Values.image.repository }}\n",
+                "not proven: without Helm, the map is read inside the named template `c.image`, which no template includes by its name",
+            ),
+            (
+                "image: {{ include \"c.image\" . }}\nother: {{ include (printf \"c.%s\" \"image\") . }}\n",
+                "not proven: without Helm, the map is read inside the named template `c.image`, and c/templates/deploy.yaml:2 includes a named template by a computed name",
+            ),
+        ] {
+            let templates = [helpers.clone(), template("c/templates/deploy.yaml", deploy)];
+            let rendering = render(&templates, &[path("image")], &[], &root);
+            assert_eq!(rendering.blocked, [(0, reason.to_owned())], "{deploy}");
+        }
     }
 
     #[test]
