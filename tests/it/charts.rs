@@ -533,3 +533,159 @@ fn latest_pull_policy_sets_a_values_map_s_pull_policy_only_where_the_chart_passe
         }
     }
 }
+
+/// Charts of the repository that a `HelmRelease` (from a `GitRepository`) and an Argo CD
+/// `Application` (a source `path`) configure, beside values for charts that are not here.
+fn embedded_values_tree(context: &TestContext, crlf: bool) {
+    let deployment = |image: &str, labels: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{{{ .Release.Name }}}}\n\
+             {labels}spec:\n  template:\n    spec:\n      containers:\n        - name: app\n          \
+             image: \"{image}\"\n"
+        )
+    };
+    let plain = deployment(
+        "{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}",
+        "",
+    );
+    let digest = deployment(
+        "{{ .Values.image.repository }}:{{ .Values.image.tag }}{{ with .Values.image.digest }}@{{ . }}{{ end }}",
+        "",
+    );
+    let label = deployment(
+        "{{ .Values.image.repository }}:{{ .Values.image.tag }}",
+        "  labels:\n    app.kubernetes.io/version: {{ .Values.image.tag | quote }}\n",
+    );
+    let release = |name: &str, chart: &str, values: &str| {
+        format!(
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: {name}\n\
+             spec:\n  chart:\n    spec:\n      chart: {chart}\n      sourceRef:\n        kind: \
+             GitRepository\n        name: flux-system\n  values:\n{values}"
+        )
+    };
+    let app_values = "    image:\n      repository: ghcr.io/acme/app\n      tag: \"1.2\" # app\n";
+    let label_values = "    image:\n      repository: ghcr.io/acme/app\n      tag: \"1.2\"\n";
+    let releases = format!(
+        "{}---\n{}---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  \
+         name: redis\nspec:\n  chart:\n    spec: {{chart: redis, version: 19.6.4, sourceRef: \
+         {{kind: HelmRepository, name: bitnami}}}}\n  values:\n    image:\n      repository: \
+         ghcr.io/acme/app\n      tag: \"1.2\"\n",
+        release("app", "./charts/app", app_values),
+        release("label", "./charts/label", label_values),
+    );
+    let application = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: \
+                       digest\nspec:\n  source:\n    repoURL: https://git.example/deploy.git\n    \
+                       path: charts/digest\n    helm:\n      valuesObject:\n        image:\n          \
+                       repository: ghcr.io/acme/app\n          tag: \"1.2\"\n          digest: \"\"\n";
+    let chart =
+        |name: &str| format!("apiVersion: v2\nname: {name}\nversion: 1.0.0\nappVersion: \"1.2\"\n");
+    context.write_all(
+        &[
+            ("charts/app/Chart.yaml", &chart("app")),
+            (
+                "charts/app/values.yaml",
+                "image:\n  repository: example/app\n  tag: \"\"\n",
+            ),
+            ("charts/app/templates/deployment.yaml", &plain),
+            ("charts/digest/Chart.yaml", &chart("digest")),
+            ("charts/digest/templates/deployment.yaml", &digest),
+            ("charts/label/Chart.yaml", &chart("label")),
+            ("charts/label/templates/deployment.yaml", &label),
+            ("clusters/prod/releases.yaml", &releases),
+            ("clusters/prod/digest.yaml", application),
+        ],
+        crlf,
+    );
+    std::fs::create_dir_all(context.path(".git")).unwrap();
+}
+
+/// Values in a `HelmRelease` or an `Application` whose chart is in the repository are decided
+/// and proven by that chart, as its values files are; values for a chart from a chart
+/// repository, and a tag the chart also prints as a label, are left with the reason.
+#[test]
+fn embedded_values_are_pinned_when_their_chart_in_the_repository_proves_it() {
+    for (helm, crlf) in [(true, false), (true, true), (false, false)] {
+        let context = TestContext::new();
+        embedded_values_tree(&context, crlf);
+        let mut registry = Registry::start();
+        registry.push("ghcr.io/acme/app:1.2", Flavour::Image);
+        let digest = registry.pushed()["ghcr.io/acme/app:1.2"].clone();
+        let mut args: Vec<String> = ["pin", "clusters", "--write", "--format", "json"]
+            .iter()
+            .map(|arg| (*arg).to_owned())
+            .collect();
+        args.extend(registry.mirror_args(["ghcr.io"]));
+        if helm {
+            args.extend(crate::helm::args());
+        }
+        let before = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
+        let (releases, application) = (
+            before("clusters/prod/releases.yaml"),
+            before("clusters/prod/digest.yaml"),
+        );
+        let run = context.run(&args);
+        run.assert_code(0);
+        let doc = run.json();
+        let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
+        // The tag takes the digest; the chart with a `digest` key takes it there; the
+        // labelled tag and the redis chart's map stay.
+        let want_releases = releases.replacen(
+            "tag: \"1.2\" # app",
+            &format!("tag: \"1.2@{digest}\" # app"),
+            1,
+        );
+        let want_application =
+            application.replace("digest: \"\"", &format!("digest: \"{digest}\""));
+        assert_eq!(
+            read("clusters/prod/releases.yaml"),
+            want_releases,
+            "helm {helm}\n{run}"
+        );
+        assert_eq!(
+            read("clusters/prod/digest.yaml"),
+            want_application,
+            "helm {helm}\n{run}"
+        );
+        let reasons: Vec<&str> = doc["unsupported"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u["reason"].as_str().unwrap())
+            .collect();
+        assert_eq!(reasons.len(), 2, "helm {helm}\n{run}");
+        assert!(
+            reasons
+                .iter()
+                .any(|r| r.contains("app.kubernetes.io/version")
+                    || r.contains("label")
+                    || r.contains("elsewhere")),
+            "helm {helm}\n{run}"
+        );
+        assert!(
+            reasons
+                .iter()
+                .any(|r| r.contains("chart `redis 19.6.4` is not in this repository")),
+            "helm {helm}\n{run}"
+        );
+        if helm {
+            // What Argo CD renders with the edited valuesObject: the reference, pinned.
+            let values = context.path("edited-values.yaml");
+            let edited = format!(
+                "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n  digest: \"{digest}\"\n"
+            );
+            std::fs::write(&values, edited).unwrap();
+            let output = std::process::Command::new(crate::helm::command())
+                .args(["template", "digest"])
+                .arg(context.path("charts/digest"))
+                .arg("-f")
+                .arg(&values)
+                .output()
+                .unwrap();
+            let rendered = String::from_utf8_lossy(&output.stdout);
+            assert!(
+                rendered.contains(&format!("image: \"ghcr.io/acme/app:1.2@{digest}\"")),
+                "{rendered}"
+            );
+        }
+    }
+}

@@ -119,7 +119,7 @@ fn helm_release_split_maps_are_written_only_when_the_user_opts_in() {
             assert_eq!(got, release, "{run}");
             let reason = doc["unsupported"][0]["reason"].as_str().unwrap();
             assert!(
-                reason.contains("configures chart `redis 19.6.4`")
+                reason.contains("chart `redis 19.6.4` is not in this repository")
                     && reason.contains("`unproven_values: key-names` writes it"),
                 "{run}"
             );

@@ -9,6 +9,7 @@
 //! default it is reported with the reason and not written (`unproven_values: key-names` writes
 //! it by its key names). Strings written whole are pinned as for any YAML.
 
+mod embedded;
 mod helm;
 mod renderer;
 
@@ -26,8 +27,9 @@ use crate::commands::ScannedFile;
 use crate::config::UnprovenValues;
 use crate::settings::Settings;
 
-/// What the proof of a values file's edits needs, by the file's shown path.
-pub type Charts = BTreeMap<String, ChartValues>;
+/// What the proof of a file's chart values needs, by the file's shown path: one entry for a
+/// values file, one for each resource's values whose chart is in the repository.
+pub type Charts = BTreeMap<String, Vec<ChartValues>>;
 
 /// A values file decided by rendering its chart.
 #[derive(Debug)]
@@ -43,28 +45,25 @@ pub struct ChartValues {
     /// drops the tag when a digest is set.
     decided: BTreeSet<(usize, usize)>,
     drops_tag: BTreeSet<(usize, usize)>,
+    /// The file and the index among its embedded values, when a resource holds them.
+    embedded: Option<(PathBuf, usize)>,
 }
 
 /// Decides the values files among `files` by rendering their charts, in parallel. With
 /// `prove` (`pin`), also renders what the proof of the edits needs, and returns it for each
 /// file it decided.
 pub fn learn(files: &mut [ScannedFile], settings: &Settings, prove: bool) -> Charts {
-    if settings.unproven_values == UnprovenValues::Report {
-        for file in files.iter_mut() {
-            leave_unproven(&mut file.findings);
-        }
-    }
     let helm = settings.helm.as_deref().and_then(Helm::find);
     let jobs: Vec<&mut ScannedFile> = files
         .iter_mut()
-        .filter(|file| is_values_file(&file.path) && has_split_maps(&file.findings))
+        .filter(|file| {
+            if is_values_file(&file.path) {
+                has_split_maps(&file.findings)
+            } else {
+                file.findings.iter().any(|f| f.unproven().is_some())
+            }
+        })
         .collect();
-    if jobs.is_empty() {
-        for file in files.iter_mut() {
-            forget_split_pull_policies(&mut file.findings);
-        }
-        return Charts::new();
-    }
     let workers = std::thread::available_parallelism()
         .map_or(1, std::num::NonZeroUsize::get)
         .min(jobs.len());
@@ -78,25 +77,33 @@ pub fn learn(files: &mut [ScannedFile], settings: &Settings, prove: bool) -> Cha
                     else {
                         break;
                     };
-                    let learnt = learn_file(file, helm.as_ref(), settings, prove);
+                    let learnt = if is_values_file(&file.path) {
+                        learn_file(file, helm.as_ref(), settings, prove)
+                            .into_iter()
+                            .collect()
+                    } else {
+                        embedded::learn(file, helm.as_ref(), prove)
+                    };
                     // Only the proof needs what was learnt: `scan` and `check` keep nothing.
-                    if let Some(values) = learnt.filter(|_| prove) {
+                    if prove && !learnt.is_empty() {
                         charts
                             .lock()
                             .expect("no panics holding the lock")
-                            .insert(file.display.clone(), values);
+                            .insert(file.display.clone(), learnt);
                     }
                 }
             });
         }
     });
     let charts = charts.into_inner().expect("no panics holding the lock");
-    // A values map's `pullPolicy` is set only where a rendering proves what it feeds.
-    for file in files
-        .iter_mut()
-        .filter(|f| !charts.contains_key(&f.display))
-    {
-        forget_split_pull_policies(&mut file.findings);
+    for file in files.iter_mut() {
+        if settings.unproven_values == UnprovenValues::Report {
+            leave_unproven(&mut file.findings);
+        }
+        // A values map's `pullPolicy` is set only where a rendering proves what it feeds.
+        if !charts.contains_key(&file.display) {
+            forget_split_pull_policies(&mut file.findings);
+        }
     }
     charts
 }
@@ -110,8 +117,7 @@ fn forget_split_pull_policies(findings: &mut [Finding]) {
     }
 }
 
-/// Decides one values file, or leaves its split maps unproven with the reason. Without Helm,
-/// or when Helm cannot render the chart, tagpin's own reading of the templates decides.
+/// Decides one values file, or leaves its split maps unproven with the reason.
 fn learn_file(
     file: &mut ScannedFile,
     helm: Option<&Helm>,
@@ -131,24 +137,82 @@ fn learn_file(
         );
         return None;
     };
-    let helm_failed = match helm {
-        Some(helm) => match render_and_decide(file, &chart, Some(helm), None, prove) {
-            Ok(values) => return Some(values),
-            Err(reason) => Some(reason),
-        },
-        None => None,
-    };
-    match render_and_decide(file, &chart, None, helm_failed.as_deref(), prove) {
+    let source = read_again(file)
+        .and_then(|text| chart::values_images(&file.path, &text).map_err(|e| e.to_string()))
+        .map(|images| {
+            let own_values = file.path.parent() == Some(chart.as_path())
+                && file
+                    .path
+                    .file_name()
+                    .is_some_and(|name| name == "values.yaml");
+            Source {
+                images,
+                // The chart's own values.yaml Helm reads anyway; another is given to it.
+                values: (!own_values)
+                    .then(|| file.path.clone())
+                    .into_iter()
+                    .collect(),
+                within: 0..usize::MAX,
+                embedded: None,
+            }
+        });
+    match source.and_then(|source| learn_chart(file, &chart, &source, helm, prove)) {
         Ok(values) => Some(values),
         Err(reason) => {
-            let reason = match helm_failed {
-                Some(helm) => format!("not proven: with Helm {helm}; without Helm, {reason}"),
-                None => format!("not proven: {reason}"),
-            };
             unproven(file, &reason);
             None
         }
     }
+}
+
+/// The text of `file` as it was scanned.
+fn read_again(file: &ScannedFile) -> Result<String, String> {
+    let text = std::fs::read_to_string(&file.path)
+        .map_err(|error| format!("not proven: cannot read the values again: {error}"))?;
+    if file
+        .fingerprint
+        .as_deref()
+        .is_some_and(|scanned| *scanned != crate::commands::fingerprint(&text))
+    {
+        return Err("not proven: the values file changed while tagpin read it".to_owned());
+    }
+    Ok(text)
+}
+
+/// Values to decide by rendering a chart with them.
+struct Source {
+    /// Their candidates, spans in the file.
+    images: chart::ValuesImages,
+    /// The values files to render with, besides the chart's own values.yaml.
+    values: Vec<PathBuf>,
+    /// Where they are in the file.
+    within: std::ops::Range<usize>,
+    /// Their index among the file's embedded values, when a resource holds them.
+    embedded: Option<usize>,
+}
+
+/// Decides `source` by rendering `chart` with Helm or, without Helm or when Helm cannot
+/// render it, by tagpin's own reading of the templates. The error is why neither proves it.
+fn learn_chart(
+    file: &mut ScannedFile,
+    chart: &Path,
+    source: &Source,
+    helm: Option<&Helm>,
+    prove: bool,
+) -> Result<ChartValues, String> {
+    let helm_failed = match helm {
+        Some(helm) => match render_and_decide(file, chart, source, Some(helm), None, prove) {
+            Ok(values) => return Ok(values),
+            Err(reason) => Some(reason),
+        },
+        None => None,
+    };
+    render_and_decide(file, chart, source, None, helm_failed.as_deref(), prove).map_err(|reason| {
+        match helm_failed {
+            Some(helm) => format!("not proven: with Helm {helm}; without Helm, {reason}"),
+            None => format!("not proven: {reason}"),
+        }
+    })
 }
 
 /// Renders with `helm`, or without it by the static reading. `helm_failed` is why Helm could
@@ -156,20 +220,12 @@ fn learn_file(
 fn render_and_decide(
     file: &mut ScannedFile,
     chart: &Path,
+    source: &Source,
     helm: Option<&Helm>,
     helm_failed: Option<&str>,
     prove: bool,
 ) -> Result<ChartValues, String> {
-    let text = std::fs::read_to_string(&file.path)
-        .map_err(|error| format!("cannot read the values again: {error}"))?;
-    if file
-        .fingerprint
-        .as_deref()
-        .is_some_and(|scanned| *scanned != crate::commands::fingerprint(&text))
-    {
-        return Err("the values file changed while tagpin read it".to_owned());
-    }
-    let mut images = chart::values_images(&file.path, &text).map_err(|error| error.to_string())?;
+    let mut images = source.images.clone();
     let renderer = if let Some(helm) = helm {
         Renderer::Helm(helm.clone())
     } else {
@@ -177,14 +233,7 @@ fn render_and_decide(
         Renderer::Static(renderer::StaticChart::read(chart, &paths)?.into())
     };
     let renderer = &renderer;
-    let own_values = file.path.parent() == Some(chart)
-        && file
-            .path
-            .file_name()
-            .is_some_and(|name| name == "values.yaml");
-    // The chart's own values.yaml Helm reads anyway; another is given to it.
-    let overlay = (!own_values).then(|| file.path.clone());
-    let values: Vec<&Path> = overlay.iter().map(PathBuf::as_path).collect();
+    let values: Vec<&Path> = source.values.iter().map(PathBuf::as_path).collect();
     let mut blocked = Vec::new();
     let mut render = |images: &chart::ValuesImages, which: Render| -> Result<Rendered, String> {
         let output = renderer
@@ -243,7 +292,7 @@ fn render_and_decide(
             decision.site = EditSite::Unsupported { reason };
         }
     }
-    chart::apply(&mut file.findings, &decisions);
+    chart::apply_within(&mut file.findings, &decisions, &source.within);
     let at = |span: &std::ops::Range<usize>| {
         file.findings
             .iter()
@@ -264,6 +313,7 @@ fn render_and_decide(
         again,
         decided,
         drops_tag,
+        embedded: source.embedded.map(|index| (file.path.clone(), index)),
     })
 }
 
@@ -286,7 +336,15 @@ impl ChartValues {
         let dir = tempfile::tempdir()
             .map_err(|error| format!("cannot create a temporary directory: {error}"))?;
         let edited = dir.path().join("values.yaml");
-        std::fs::write(&edited, new_text)
+        let lifted;
+        let new_values = match &self.embedded {
+            None => new_text,
+            Some((path, index)) => {
+                lifted = embedded::values_at(path, new_text, *index)?;
+                lifted.as_str()
+            }
+        };
+        std::fs::write(&edited, new_values)
             .map_err(|error| format!("cannot write the edited values: {error}"))?;
         // The edited copy replaces the overlay; over the chart's own values it is laid on top,
         // which is the same: the edits change scalars and add keys, they remove none.

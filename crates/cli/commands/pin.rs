@@ -410,7 +410,12 @@ fn prove_charts(
             let Some(values) = charts.get(&file.path) else {
                 return Some(file);
             };
-            let mut proof = prove_file(&file, values, &plan.edits);
+            let prove_all = |file: &PlannedFile, edits: &[EditRecord]| {
+                values
+                    .iter()
+                    .try_for_each(|values| prove_file(file, values, edits))
+            };
+            let mut proof = prove_all(&file, &plan.edits);
             if proof.is_err() && !file.policies.is_empty() {
                 // The chart may not pass the pull policy to the container it pins: the digests
                 // alone may still be proven.
@@ -418,7 +423,7 @@ fn prove_charts(
                 for record in plan.edits.iter_mut().filter(|e| e.path == file.path) {
                     record.pull_policy_added = false;
                 }
-                proof = prove_file(&file, values, &plan.edits);
+                proof = prove_all(&file, &plan.edits);
             }
             let Err(reason) = proof else {
                 return Some(file);

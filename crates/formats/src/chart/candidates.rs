@@ -12,7 +12,7 @@ use std::path::Path;
 
 use crate::rules::walk::{self, Visitor};
 use crate::rules::{At, Doc, Entry, ScalarAt, Seg};
-use crate::yaml::tree::Style;
+use crate::yaml::tree::{NodeId, Style};
 use crate::yaml::{self, Mode};
 use crate::{Error, common};
 
@@ -93,20 +93,31 @@ pub fn values_images(path: &Path, text: &str) -> Result<ValuesImages, Error> {
         structure: text,
     };
     let aliased = walk::aliased(&tree);
+    // A values file is one document; a second one is not read by Helm.
+    match tree.documents.first() {
+        Some(Some(root)) => images_under(doc, *root, &aliased, path),
+        _ => Ok(ValuesImages::default()),
+    }
+}
+
+/// The candidates in the values whose root is `root`: paths from there, spans in the text.
+pub(crate) fn images_under(
+    doc: Doc<'_>,
+    root: NodeId,
+    aliased: &HashSet<NodeId>,
+    path: &Path,
+) -> Result<ValuesImages, Error> {
     let mut visitor = Collect {
-        text,
+        text: doc.structure,
         found: ValuesImages::default(),
         seen: HashSet::new(),
     };
-    // A values file is one document; a second one is not read by Helm.
-    if let Some(Some(root)) = tree.documents.first() {
-        walk::walk(doc, *root, &aliased, &mut visitor).map_err(|_| Error::Limit {
-            path: path.to_path_buf(),
-            line: 1,
-            column: 1,
-            message: "aliases expand the values past what tagpin follows".to_owned(),
-        })?;
-    }
+    walk::walk(doc, root, aliased, &mut visitor).map_err(|_| Error::Limit {
+        path: path.to_path_buf(),
+        line: 1,
+        column: 1,
+        message: "aliases expand the values past what tagpin follows".to_owned(),
+    })?;
     Ok(visitor.found)
 }
 

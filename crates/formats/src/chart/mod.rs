@@ -17,6 +17,7 @@
 
 mod candidates;
 mod decide;
+mod embedded;
 mod evaluate;
 mod prove;
 mod rendered;
@@ -24,8 +25,10 @@ mod sentinel;
 mod static_render;
 mod values_json;
 
+pub use crate::rules::chart_values::ChartSource;
 pub use candidates::{Candidate, Part, Shape, ValuesImages, values_images};
 pub use decide::{Decision, Renderings, TagSource, decide};
+pub use embedded::{EmbeddedValues, embedded_values};
 pub use prove::{Expected, prove};
 pub use rendered::{Document, Image, Rendered};
 pub use sentinel::{Render, overrides};
@@ -42,7 +45,20 @@ use crate::{EditSite, Finding, Status};
 /// split map the key-name rules saw is left unwritable: the chart does not show it as an
 /// image. Strings the candidates leave out keep their edit.
 pub fn apply(findings: &mut [Finding], decisions: &[Decision]) {
-    for finding in findings.iter_mut() {
+    apply_within(findings, decisions, &(0..usize::MAX));
+}
+
+/// [`apply`] to the findings inside `within` only (the values map of one resource in a file
+/// that holds others).
+pub fn apply_within(
+    findings: &mut [Finding],
+    decisions: &[Decision],
+    within: &std::ops::Range<usize>,
+) {
+    for finding in findings
+        .iter_mut()
+        .filter(|f| within.start <= f.span.start && f.span.end <= within.end)
+    {
         if !matches!(
             finding.status,
             Status::Floating | Status::Pinned | Status::DigestOnly | Status::Templated
@@ -64,6 +80,10 @@ pub fn apply(findings: &mut [Finding], decisions: &[Decision]) {
         };
         finding.tag_source = Some(decision.tag_source);
         finding.site = decision.site.clone();
+        // The chart decided it: what the key names alone could not prove, its rendering does.
+        if let Some(extras) = finding.extras.as_deref_mut() {
+            extras.unproven = None;
+        }
         let Some(rendered) = &decision.rendered else {
             continue;
         };

@@ -41,7 +41,7 @@ pub fn values_json(path: &Path, text: &str, keys: &BTreeSet<String>) -> Result<V
 /// What a template may not print: a value tagpin's reading does not type as Helm does.
 pub const UNTYPED: &str = "\u{0}tagpin:untyped";
 
-fn convert(tree: &Tree, text: &str, id: NodeId, depth: usize) -> Value {
+pub(crate) fn convert(tree: &Tree, text: &str, id: NodeId, depth: usize) -> Value {
     if depth > MAX_DEPTH {
         return Value::String(UNTYPED.to_owned());
     }

@@ -3,10 +3,11 @@
 //!
 //! Literal references there (`image: nginx:1.27`) are read and pinned like any other. A split
 //! map there (`image: {repository, tag}`) configures the chart, and what a digest must look
-//! like in it depends on how the chart's templates consume the map; the chart is not read
-//! here (it lives in a chart repository, or at a path this file does not resolve), so such a
-//! map gets the edit site its key names give and the reason it is unproven: the binary
-//! reports it and leaves it unwritten unless the user opts in (`unproven_values: key-names`).
+//! like in it depends on how the chart's templates consume the map. The rules do not read the
+//! chart, so such a map gets the edit site its key names give and the reason it is unproven.
+//! [`values_of`] says where the chart is: the binary decides the map by rendering a chart that
+//! is in the repository (`crate::chart::embedded_values`), and otherwise reports it and leaves
+//! it unwritten unless the user opts in (`unproven_values: key-names`).
 
 use super::walk::Chain;
 use super::{At, Doc, Entry, Seg};
@@ -129,4 +130,100 @@ pub(crate) fn of_document(doc: Doc<'_>, root: u32) -> Option<ChartValues> {
         });
     }
     None
+}
+
+/// Where the chart that values in a resource configure comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChartSource {
+    /// A directory in a Git source (a Flux `GitRepository`, an Argo CD source `path`), as
+    /// written: relative to the repository's root.
+    Path(String),
+    /// A chart from a chart repository or an OCI registry (`redis 19.6.4`), or one the
+    /// resource does not name.
+    Named(Option<String>),
+}
+
+/// One values map inside a resource, with the chart it configures.
+pub(crate) struct ValuesAt {
+    pub(crate) kind: &'static str,
+    pub(crate) values: At,
+    pub(crate) chart: ChartSource,
+    /// Why these values are not all the chart gets (`valuesFrom`, value files, parameters).
+    pub(crate) more_values: Option<String>,
+}
+
+/// The values maps of the document at `root`, when it is a `HelmRelease` or an `Application`.
+pub(crate) fn values_of(doc: Doc<'_>, root: u32) -> Vec<ValuesAt> {
+    let root = doc.at(root, &Chain::default());
+    let (Some(api), Some(kind), Some(spec)) = (
+        scalar(doc, &root, "apiVersion"),
+        scalar(doc, &root, "kind"),
+        get(doc, &root, "spec"),
+    ) else {
+        return Vec::new();
+    };
+    let named = |name: Option<&str>, version: Option<&str>| {
+        ChartSource::Named(name.map(|name| match version {
+            Some(version) => format!("{name} {version}"),
+            None => name.to_owned(),
+        }))
+    };
+    if kind == "HelmRelease" && api.starts_with("helm.toolkit.fluxcd.io/") {
+        let Some(values) = get(doc, &spec, "values").filter(|v| doc.is_mapping(v)) else {
+            return Vec::new();
+        };
+        let chart_spec = get(doc, &spec, "chart").and_then(|chart| get(doc, &chart, "spec"));
+        let chart = chart_spec
+            .as_ref()
+            .map_or(ChartSource::Named(None), |chart_spec| {
+                let source_kind = get(doc, chart_spec, "sourceRef")
+                    .and_then(|source| scalar(doc, &source, "kind"));
+                let name = scalar(doc, chart_spec, "chart");
+                match (source_kind, name) {
+                    (Some("GitRepository"), Some(path)) => ChartSource::Path(path.to_owned()),
+                    _ => named(name, scalar(doc, chart_spec, "version")),
+                }
+            });
+        let more_values = if get(doc, &spec, "valuesFrom").is_some() {
+            Some("its `valuesFrom` also gives the chart values, which tagpin does not read")
+        } else if chart_spec.is_some_and(|c| get(doc, &c, "valuesFiles").is_some()) {
+            Some("its chart's `valuesFiles` replace the chart's values.yaml")
+        } else {
+            None
+        };
+        return vec![ValuesAt {
+            kind: "HelmRelease",
+            values,
+            chart,
+            more_values: more_values.map(str::to_owned),
+        }];
+    }
+    if kind != "Application" || !api.starts_with("argoproj.io/") {
+        return Vec::new();
+    }
+    let sources = get(doc, &spec, "source").into_iter().chain(
+        get(doc, &spec, "sources")
+            .map(|sources| doc.items(&sources))
+            .unwrap_or_default(),
+    );
+    sources
+        .filter_map(|source| {
+            let helm = get(doc, &source, "helm")?;
+            let values = get(doc, &helm, "valuesObject").filter(|v| doc.is_mapping(v))?;
+            let chart = match (scalar(doc, &source, "chart"), scalar(doc, &source, "path")) {
+                (None, Some(path)) => ChartSource::Path(path.to_owned()),
+                (name, _) => named(name, scalar(doc, &source, "targetRevision")),
+            };
+            let more_values = ["values", "valueFiles", "parameters", "fileParameters"]
+                .into_iter()
+                .find(|key| get(doc, &helm, key).is_some())
+                .map(|key| format!("its `helm.{key}` also gives the chart values"));
+            Some(ValuesAt {
+                kind: "Application",
+                values,
+                chart,
+                more_values,
+            })
+        })
+        .collect()
 }

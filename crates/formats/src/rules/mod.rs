@@ -9,7 +9,7 @@
 //!
 //! Adding a kind: a module here with a type implementing [`Rules`], chosen in [`rules_for`].
 
-mod chart_values;
+pub(crate) mod chart_values;
 mod compose;
 mod gitlab_ci;
 mod helm_values;
