@@ -689,3 +689,121 @@ fn embedded_values_are_pinned_when_their_chart_in_the_repository_proves_it() {
         }
     }
 }
+
+/// Chart shapes met in public charts: a `digest:` key left null (fluent-bit), an image map
+/// under a key that does not say image (podinfo's `redis:`), a `semverCompare` on the tag
+/// (prometheus-node-exporter), and a template that writes more after the tag.
+fn chart_idioms(context: &TestContext) {
+    let pod = |image: &str, more: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{{{ .Release.Name }}}}\nspec:\n  \
+             containers:\n    - name: app\n      image: \"{image}\"\n{more}"
+        )
+    };
+    let chart =
+        |name: &str| format!("apiVersion: v2\nname: {name}\nversion: 1.0.0\nappVersion: \"1.2\"\n");
+    let null_digest = pod(
+        "{{ .Values.image.repository }}:{{ .Values.image.tag }}{{ with .Values.image.digest }}@{{ . }}{{ end }}",
+        "",
+    );
+    let redis = pod("{{ .Values.redis.repository }}:{{ .Values.redis.tag }}", "");
+    let semver = pod(
+        "{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}{{ with .Values.image.digest }}@{{ . }}{{ end }}",
+        "      {{- if semverCompare \">=1.0.0-0\" (.Values.image.tag | default .Chart.AppVersion) }}\n      args: [--new]\n      {{- end }}\n",
+    );
+    let suffix = pod(
+        "{{ .Values.image.repository }}:{{ .Values.image.tag }}-alpine",
+        "",
+    );
+    context.write_all(
+        &[
+            ("null-digest/Chart.yaml", &chart("null-digest")),
+            (
+                "null-digest/values.yaml",
+                "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n  digest:\n",
+            ),
+            ("null-digest/templates/pod.yaml", &null_digest),
+            ("redis/Chart.yaml", &chart("redis")),
+            (
+                "redis/values.yaml",
+                "redis:\n  enabled: false\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n",
+            ),
+            (
+                "redis/templates/pod.yaml",
+                &format!("{{{{- if .Values.redis.enabled }}}}\n{redis}{{{{- end }}}}\n"),
+            ),
+            ("semver/Chart.yaml", &chart("semver")),
+            (
+                "semver/values.yaml",
+                "image:\n  repository: ghcr.io/acme/app\n  tag: \"\"\n  digest: \"\"\n",
+            ),
+            ("semver/templates/pod.yaml", &semver),
+            ("suffix/Chart.yaml", &chart("suffix")),
+            (
+                "suffix/values.yaml",
+                "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n",
+            ),
+            ("suffix/templates/pod.yaml", &suffix),
+        ],
+        false,
+    );
+}
+
+#[test]
+fn chart_idioms_of_public_charts_are_pinned_as_helm_renders_them() {
+    let context = TestContext::new();
+    chart_idioms(&context);
+    let mut registry = Registry::start();
+    registry.push("ghcr.io/acme/app:1.2", Flavour::Image);
+    let digest = registry.pushed()["ghcr.io/acme/app:1.2"].clone();
+    let mut args: Vec<String> = ["pin", ".", "--write", "--format", "json"]
+        .iter()
+        .map(|arg| (*arg).to_owned())
+        .collect();
+    args.extend(registry.mirror_args(["ghcr.io"]));
+    args.extend(crate::helm::args());
+    let run = context.run(&args);
+    run.assert_code(0);
+    let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
+    assert_eq!(
+        read("null-digest/values.yaml"),
+        format!("image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n  digest: \"{digest}\"\n"),
+        "{run}"
+    );
+    assert_eq!(
+        read("redis/values.yaml"),
+        format!(
+            "redis:\n  enabled: false\n  repository: ghcr.io/acme/app\n  tag: \"1.2@{digest}\"\n"
+        ),
+        "{run}"
+    );
+    assert_eq!(
+        read("semver/values.yaml"),
+        format!("image:\n  repository: ghcr.io/acme/app\n  tag: \"\"\n  digest: \"{digest}\"\n"),
+        "{run}"
+    );
+    assert_eq!(
+        read("suffix/values.yaml"),
+        "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n",
+        "{run}"
+    );
+    let doc = run.json();
+    let reasons: Vec<&str> = doc["unsupported"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["reason"].as_str().unwrap())
+        .collect();
+    assert!(
+        matches!(reasons[..], [reason] if reason.contains("writes `-alpine` after this map's tag")),
+        "{run}"
+    );
+    // What Helm renders from the edited values: each reference pinned, in its chart's form.
+    for chart in ["null-digest", "semver"] {
+        let rendered = render(&context.path(chart));
+        assert!(
+            rendered.contains(&format!("image: \"ghcr.io/acme/app:1.2@{digest}\"")),
+            "{chart}: {rendered}"
+        );
+    }
+}

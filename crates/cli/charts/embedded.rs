@@ -23,10 +23,12 @@ use crate::commands::ScannedFile;
 /// others' split maps the reason they stay unproven.
 pub(super) fn learn(file: &mut ScannedFile, helm: Option<&Helm>, prove: bool) -> Vec<ChartValues> {
     let embedded = read_again(file).and_then(|text| {
-        chart::embedded_values(&file.path, &text).map_err(|error| format!("not proven: {error}"))
+        let embedded = chart::embedded_values(&file.path, &text)
+            .map_err(|error| format!("not proven: {error}"))?;
+        Ok((text, embedded))
     });
-    let embedded = match embedded {
-        Ok(embedded) => embedded,
+    let (text, embedded) = match embedded {
+        Ok(read) => read,
         Err(reason) => {
             set_reason(&mut file.findings, &(0..usize::MAX), &reason);
             return Vec::new();
@@ -36,7 +38,7 @@ pub(super) fn learn(file: &mut ScannedFile, helm: Option<&Helm>, prove: bool) ->
     for (index, values) in embedded.into_iter().enumerate() {
         let span = values.span.clone();
         let outcome = chart_of(&file.path, &values)
-            .and_then(|chart| learn_one(file, &chart, values, index, helm, prove));
+            .and_then(|chart| learn_one(file, &chart, &text, values, index, helm, prove));
         match outcome {
             Ok(chart_values) => learnt.push(chart_values),
             Err(reason) => set_reason(&mut file.findings, &span, &reason),
@@ -93,18 +95,20 @@ fn find_chart(file: &Path, written: &str) -> Option<PathBuf> {
 fn learn_one(
     file: &mut ScannedFile,
     chart: &Path,
+    text: &str,
     values: EmbeddedValues,
     index: usize,
     helm: Option<&Helm>,
     prove: bool,
 ) -> Result<ChartValues, String> {
-    let text = values.values.map_err(|why| format!("not proven: {why}"))?;
+    let lifted_text = values.values.map_err(|why| format!("not proven: {why}"))?;
     let dir = tempfile::tempdir()
         .map_err(|error| format!("not proven: cannot create a temporary directory: {error}"))?;
     let lifted = dir.path().join("values.yaml");
-    std::fs::write(&lifted, text)
+    std::fs::write(&lifted, lifted_text)
         .map_err(|error| format!("not proven: cannot write the values to render: {error}"))?;
     let source = Source {
+        text: text.to_owned(),
         images: values.images,
         values: vec![lifted],
         within: values.span,

@@ -58,7 +58,9 @@ pub fn learn(files: &mut [ScannedFile], settings: &Settings, prove: bool) -> Cha
         .iter_mut()
         .filter(|file| {
             if is_values_file(&file.path) {
-                has_split_maps(&file.findings)
+                // A map under a key that does not say image (`redis: {repository, tag}`) is
+                // found only by reading the file as the chart's values.
+                has_split_maps(&file.findings) || file.findings.is_empty()
             } else {
                 file.findings.iter().any(|f| f.unproven().is_some())
             }
@@ -138,14 +140,18 @@ fn learn_file(
         return None;
     };
     let source = read_again(file)
-        .and_then(|text| chart::values_images(&file.path, &text).map_err(|e| e.to_string()))
-        .map(|images| {
+        .and_then(|text| {
+            let images = chart::values_images(&file.path, &text).map_err(|e| e.to_string())?;
+            Ok((text, images))
+        })
+        .map(|(text, images)| {
             let own_values = file.path.parent() == Some(chart.as_path())
                 && file
                     .path
                     .file_name()
                     .is_some_and(|name| name == "values.yaml");
             Source {
+                text,
                 images,
                 // The chart's own values.yaml Helm reads anyway; another is given to it.
                 values: (!own_values)
@@ -156,6 +162,12 @@ fn learn_file(
                 embedded: None,
             }
         });
+    if source
+        .as_ref()
+        .is_ok_and(|source| source.images.candidates.is_empty())
+    {
+        return None;
+    }
     match source.and_then(|source| learn_chart(file, &chart, &source, helm, prove)) {
         Ok(values) => Some(values),
         Err(reason) => {
@@ -181,6 +193,8 @@ fn read_again(file: &ScannedFile) -> Result<String, String> {
 
 /// Values to decide by rendering a chart with them.
 struct Source {
+    /// The file's text.
+    text: String,
     /// Their candidates, spans in the file.
     images: chart::ValuesImages,
     /// The values files to render with, besides the chart's own values.yaml.
@@ -292,7 +306,24 @@ fn render_and_decide(
             decision.site = EditSite::Unsupported { reason };
         }
     }
+    let blocked_spans: Vec<_> = decisions
+        .iter()
+        .filter(|d| d.rendered.is_none() && blocked_reason(&d.site))
+        .map(|d| d.span.clone())
+        .collect();
+    let unseen = chart::unseen_findings(&source.text, &images, &decisions, &file.findings);
+    if !unseen.is_empty() {
+        file.findings.extend(unseen);
+        file.findings.sort_by_key(|f| (f.span.start, f.span.end));
+    }
     chart::apply_within(&mut file.findings, &decisions, &source.within);
+    for finding in file
+        .findings
+        .iter_mut()
+        .filter(|f| blocked_spans.contains(&f.span))
+    {
+        unknown_tag_floats(finding);
+    }
     let at = |span: &std::ops::Range<usize>| {
         file.findings
             .iter()
@@ -396,6 +427,12 @@ fn has_split_maps(findings: &[Finding]) -> bool {
         .any(|finding| is_split(&finding.site) || finding.reference.is_none())
 }
 
+/// Whether the file at `path` with `text` is a values file that may hold a split map (it has
+/// a `repository` key somewhere).
+pub fn may_hold_images(path: &Path, text: &str) -> bool {
+    is_values_file(path) && memchr::memmem::find(text.as_bytes(), b"repository").is_some()
+}
+
 fn is_split(site: &EditSite) -> bool {
     matches!(
         site,
@@ -427,6 +464,26 @@ fn leave_split_maps(findings: &mut [Finding], reason: &str) {
         finding.site = EditSite::Unsupported {
             reason: reason.to_owned(),
         };
+        unknown_tag_floats(finding);
+    }
+}
+
+/// Whether a decision's site says the map could not be followed (rather than that the chart
+/// shows it is no image).
+fn blocked_reason(site: &EditSite) -> bool {
+    matches!(site, EditSite::Unsupported { reason } if reason.starts_with("not proven: "))
+}
+
+/// A split map left unwritable whose tag tagpin could not learn (empty, the chart's to fill
+/// in) is still an image without a digest: it counts as floating, so `check` reports it with
+/// the reason, instead of passing it over as templated. A name written with template actions
+/// (a value a chart passes through `tpl`) stays templated.
+fn unknown_tag_floats(finding: &mut Finding) {
+    if finding.status == tagpin_formats::Status::Templated
+        && !finding.text.contains("{{")
+        && matches!(finding.site, EditSite::Unsupported { .. })
+    {
+        finding.status = tagpin_formats::Status::Floating;
     }
 }
 

@@ -32,6 +32,9 @@ pub struct ScannedFile {
     pub fingerprint: Option<Box<Fingerprint>>,
     /// Which file it is on disk (device and inode), to read a file reached twice once.
     identity: Option<Identity>,
+    /// A chart's values file that may hold image maps the key-name rules do not see: kept,
+    /// even without findings, for the chart to decide (`crate::charts`).
+    chart_values: bool,
 }
 
 /// The SHA-256 of a file's text.
@@ -108,7 +111,7 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
         match outcome {
             Outcome::Scanned(mut file) => {
                 collected.files_scanned += 1;
-                if !file.findings.is_empty() {
+                if !file.findings.is_empty() || file.chart_values {
                     file.identity = identity(&file.path);
                     // A scanner's vector grows in steps; a tree of small files would keep
                     // the slack of each.
@@ -140,6 +143,7 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
     collected.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     collected.charts =
         crate::charts::learn(&mut collected.files, settings, keep == Keep::Fingerprint);
+    collected.files.retain(|file| !file.findings.is_empty());
     collected
 }
 
@@ -228,7 +232,8 @@ fn scan_file_with(
     match scanned {
         Ok(mut findings) => {
             settings.ignore.apply(&mut findings);
-            let fingerprint = (keep == Keep::Fingerprint && !findings.is_empty())
+            let chart_values = crate::charts::may_hold_images(&rules_path, text);
+            let fingerprint = (keep == Keep::Fingerprint && (!findings.is_empty() || chart_values))
                 .then(|| Box::new(fingerprint(text)));
             Outcome::Scanned(ScannedFile {
                 path,
@@ -236,6 +241,7 @@ fn scan_file_with(
                 findings,
                 fingerprint,
                 identity: None,
+                chart_values,
             })
         }
         Err(error) => Outcome::Error(FileError {

@@ -29,6 +29,10 @@ pub struct Part {
     pub plain: bool,
     /// The value differs from the source (escapes, folding): tagpin does not rewrite it.
     pub decoded: bool,
+    /// For a value not written at all (`digest:` alone, YAML's null), what must go around a
+    /// quoted value inserted at `span` so the line still reads: a space after a bare `:`, a
+    /// space before a comment.
+    pub around_null: Option<(&'static str, &'static str)>,
 }
 
 impl Part {
@@ -197,12 +201,34 @@ fn part(text: &str, key: &str, scalar: &ScalarAt<'_>) -> Option<Part> {
     if matches!(scalar.style, Style::Literal | Style::Folded) {
         return None;
     }
+    let plain = scalar.style == Style::Plain;
+    let around_null = (plain && scalar.span.is_empty())
+        .then(|| {
+            let before = &text.as_bytes()[..scalar.span.start];
+            let spaces = before.iter().rev().take_while(|b| **b == b' ').count();
+            // Only right after its key's `:`; anywhere else the reader's empty span is not
+            // where a value would go.
+            if before[..before.len() - spaces].last() != Some(&b':') {
+                return None;
+            }
+            let after = text.as_bytes().get(scalar.span.start);
+            Some((
+                if spaces == 0 { " " } else { "" },
+                if matches!(after, None | Some(b'\n' | b'\r' | b' ' | b'\t')) {
+                    ""
+                } else {
+                    " "
+                },
+            ))
+        })
+        .flatten();
     Some(Part {
         key: key.to_owned(),
         span: scalar.span.clone(),
         text: text.get(scalar.span.clone())?.to_owned(),
-        plain: scalar.style == Style::Plain,
+        plain,
         decoded: scalar.decoded,
+        around_null,
     })
 }
 

@@ -8,6 +8,8 @@
 //! | no digest key renders, the tag is written and builds nothing but the image | `@sha256:…` appended to the tag |
 //! | no digest key renders, the tag comes from the chart (`appVersion`) | none |
 //! | no digest key renders, the tag also feeds something else (a label, `version:`) | none, naming where |
+//! | no digest key renders, the chart writes more after the tag (`-alpine`) | none |
+//! | a digest key with no value (`digest:`) renders | the digest, quoted, in its place |
 //! | a string under an image key, used only as the image | `@sha256:…` appended to it |
 
 use std::ops::Range;
@@ -221,16 +223,19 @@ impl Seen<'_> {
         let found = self.renderings.sentinels.occurrences(needle, &skip);
         found.first().map(|(document, line)| {
             let source = &self.renderings.sentinels.documents[*document].source;
-            // The sentinel means nothing to a reader: show where the value goes.
-            format!("`{}` in {source}", line.replace(needle, "…"))
+            // The sentinels mean nothing to a reader: show where the value goes.
+            let what = if sentinel::names_an_image(line) {
+                "the image of another values map"
+            } else {
+                "which is not an image"
+            };
+            format!("`{}` in {source}, {what}", sentinel::mask(line))
         })
     }
 
     fn inline(&self, part: &Part, lines: &[Run]) -> Result<EditSite, String> {
         if let Some(other) = self.elsewhere(&sentinel::tag(self.i), lines) {
-            return Err(format!(
-                "the value also feeds {other}, which is not an image"
-            ));
+            return Err(format!("the value also feeds {other}"));
         }
         if part.decoded {
             return Err(crate::rules::UNSUPPORTED_ESCAPES.to_owned());
@@ -245,12 +250,10 @@ impl Seen<'_> {
         let tag_in_image = lines.iter().all(|l| l.text.contains(&tag_token));
         let usable_digest = split
             .digest
-            .filter(|d| !(d.decoded || d.plain && d.span.is_empty()));
+            .filter(|d| !(d.decoded || d.plain && d.span.is_empty() && d.around_null.is_none()));
         if let (Some(digest), true) = (usable_digest, form != DigestForm::Absent) {
             if let Some(other) = self.elsewhere(&sentinel::digest_hex(self.i), lines) {
-                return Err(format!(
-                    "the digest also feeds {other}, which is not an image"
-                ));
+                return Err(format!("the digest also feeds {other}"));
             }
             // With every part set, a rendering without the tag is a helper that drops it when
             // a digest is set (Bitnami's `common.images.image`).
@@ -258,9 +261,23 @@ impl Seen<'_> {
                 ImageReference::parse(&l.text.replace("sha256:sha256:", "sha256:"))
                     .is_ok_and(|r| r.tag().is_none())
             });
-            let site = EditSite::SplitDigest {
-                span: digest.span.clone(),
-                bare: form == DigestForm::Bare,
+            let bare = form == DigestForm::Bare;
+            let site = match digest.around_null {
+                // `digest:` with no value: a quoted value goes in its place.
+                Some((before, after)) if !bare => EditSite::InsertKey {
+                    at: digest.span.start,
+                    before: format!("{before}\""),
+                    after: format!("\"{after}"),
+                },
+                Some(_) => {
+                    return Err("the chart adds `sha256:` to this map's digest, and its \
+                                `digest:` key has no value to replace (write `digest: \"\"`)"
+                        .to_owned());
+                }
+                None => EditSite::SplitDigest {
+                    span: digest.span.clone(),
+                    bare,
+                },
             };
             return Ok((site, drops_tag));
         }
@@ -268,7 +285,7 @@ impl Seen<'_> {
             let used = split.used_tag.as_deref().unwrap_or("latest");
             let source = match split.tag_source_of_empty() {
                 TagSource::AppVersion => format!("the chart's appVersion (`{used}`)"),
-                _ => format!("the chart (`{used}`)"),
+                _ => format!("outside this map (`{used}`: another value, or the chart)"),
             };
             return Err(format!(
                 "the tag comes from {source} and the chart renders no digest key for this map"
@@ -277,10 +294,16 @@ impl Seen<'_> {
         if !tag_in_image {
             return Err("the chart does not render this map's tag in the image".to_owned());
         }
+        if let Some(suffix) = lines.iter().find_map(|l| text_after(&l.text, &tag_token)) {
+            return Err(format!(
+                "the chart writes `{suffix}` after this map's tag in the image, so a digest \
+                 appended to the tag would land inside the tag, and the chart renders no digest \
+                 key for this map"
+            ));
+        }
         if let Some(other) = self.elsewhere(&tag_token, lines) {
             return Err(format!(
-                "the tag also feeds {other}, which is not an image, and the chart renders no \
-                 digest key for this map"
+                "the tag also feeds {other}, and the chart renders no digest key for this map"
             ));
         }
         if tag.decoded {
@@ -319,6 +342,17 @@ impl Seen<'_> {
         }
         Ok(form.unwrap_or(DigestForm::Absent))
     }
+}
+
+/// What a rendered reference holds right after `tag` inside its tag (`-alpine` in
+/// `app:1.2-alpine`), if anything.
+fn text_after<'l>(line: &'l str, tag: &str) -> Option<&'l str> {
+    let is_tag_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-');
+    line.match_indices(tag).find_map(|(at, _)| {
+        let rest = &line[at + tag.len()..];
+        let end = rest.find(|c: char| !is_tag_char(c)).unwrap_or(rest.len());
+        (end > 0).then(|| &rest[..end])
+    })
 }
 
 /// A split map's tag and digest parts, and the tag the chart renders.

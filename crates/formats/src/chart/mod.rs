@@ -48,6 +48,43 @@ pub fn apply(findings: &mut [Finding], decisions: &[Decision]) {
     apply_within(findings, decisions, &(0..usize::MAX));
 }
 
+/// Findings for the split maps that the chart renders as images but that the key-name rules
+/// did not report, being under a key that does not say image (`redis: {repository, tag}`);
+/// [`apply`] then gives them the chart's decisions. A `# tagpin:ignore` comment on any of a
+/// map's lines is honoured as for any finding.
+pub fn unseen_findings(
+    text: &str,
+    images: &ValuesImages,
+    decisions: &[Decision],
+    existing: &[Finding],
+) -> Vec<Finding> {
+    let mut sink = crate::common::Sink::new(text, crate::FileKind::Yaml);
+    for (candidate, decision) in images.candidates.iter().zip(decisions) {
+        let seen = existing.iter().any(|f| f.span == candidate.span);
+        let Shape::Split {
+            registry,
+            name,
+            image,
+            tag,
+            digest,
+        } = &candidate.shape
+        else {
+            continue;
+        };
+        if seen || decision.rendered.is_none() || decision.span != candidate.span {
+            continue;
+        }
+        let mut found = crate::common::Found::templated(candidate.span.clone(), &name.text);
+        found.also_lines = [registry, image, tag, digest]
+            .into_iter()
+            .flatten()
+            .map(|part| part.span.start)
+            .collect();
+        sink.push(found);
+    }
+    sink.finish()
+}
+
 /// [`apply`] to the findings inside `within` only (the values map of one resource in a file
 /// that holds others).
 pub fn apply_within(

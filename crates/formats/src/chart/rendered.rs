@@ -66,6 +66,15 @@ impl Rendered {
         }
         documents.extend(current);
         documents.retain(|d| !d.text.trim().is_empty());
+        // A template of several documents may have its `# Source:` line on the first only.
+        let mut last = String::new();
+        for document in &mut documents {
+            if document.source.is_empty() {
+                document.source.clone_from(&last);
+            } else {
+                last.clone_from(&document.source);
+            }
+        }
         Self { documents }
     }
 
@@ -146,5 +155,30 @@ impl Rendered {
             }
         }
         found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_document_without_its_source_line_is_from_the_template_before() {
+        let rendered = Rendered::parse(
+            "---\n# Source: c/templates/a.yaml\nkind: A\n---\nkind: B\n---\n# Source: c/templates/b.yaml\nkind: C\n",
+        );
+        let sources: Vec<&str> = rendered
+            .documents
+            .iter()
+            .map(|d| d.source.as_str())
+            .collect();
+        assert_eq!(
+            sources,
+            [
+                "c/templates/a.yaml",
+                "c/templates/a.yaml",
+                "c/templates/b.yaml"
+            ]
+        );
     }
 }

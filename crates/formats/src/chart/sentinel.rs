@@ -2,7 +2,7 @@
 //!
 //! Each candidate `i` gets values no chart would hold, so that what a rendering prints can be
 //! traced back: a repository `tpsr{i}z`, a name part `tpsn{i}z`, a registry `tpsg{i}z.invalid`, a
-//! tag `tpst{i}z` and a digest `sha256:` followed by 64 hex digits ending in `i`. The `z` ends
+//! tag `0.0.0-tpst{i}z` and a digest `sha256:` followed by 64 hex digits ending in `i`. The `z` ends
 //! each one, so that `tpsr1z` is not found inside `tpsr12z`.
 
 use serde_json::{Map, Value};
@@ -35,8 +35,32 @@ pub fn registry(i: usize) -> String {
     format!("tpsg{i}z.invalid")
 }
 
+/// A tag that is also a semantic version (`0.0.0-tpst{i}z`): charts compare their image tag
+/// with `semverCompare`, and Helm fails the rendering when it is not one.
 pub fn tag(i: usize) -> String {
-    format!("tpst{i}z")
+    format!("0.0.0-tpst{i}z")
+}
+
+/// Every sentinel in a rendered text, for [`mask`].
+static SENTINELS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"tpsg[0-9]+z\.invalid|0\.0\.0-tpst[0-9]+z|tps[rnt][0-9]+z|d1e5[0-9a-f]{60}")
+        .expect("a valid pattern")
+});
+
+/// `text` with every sentinel replaced by `…`: what a reason shows of a rendered line.
+pub fn mask(text: &str) -> String {
+    SENTINELS.replace_all(text, "…").into_owned()
+}
+
+/// Whether a rendered line holds some candidate's repository sentinel: another map's image.
+pub fn names_an_image(text: &str) -> bool {
+    text.match_indices("tpsr").any(|(at, _)| {
+        let digits = text[at + 4..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
+        digits > 0 && text.as_bytes().get(at + 4 + digits) == Some(&b'z')
+    })
 }
 
 /// The hex digits of candidate `i`'s digest sentinel.
@@ -65,10 +89,7 @@ pub fn overrides(images: &ValuesImages, render: Render) -> String {
         Value::Bool(true),
     );
     for path in &images.disabled {
-        let on_a_path = images
-            .candidates
-            .iter()
-            .any(|c| c.path.len() > path.len() && c.path.starts_with(path));
+        let on_a_path = images.candidates.iter().any(|c| c.path.starts_with(path));
         if on_a_path {
             set(&mut root, path, "enabled", Value::Bool(true));
         }

@@ -57,11 +57,11 @@ fn renderings() -> Renderings {
             &[
                 &format!("tpsg0z.invalid/tpsr0z@sha256:{h0}"),
                 "tpsr1z:1.29.1",
-                "tpsr2z:tpst2z",
-                "tpsr3z:tpst3z",
-                "tpsr4z:tpst4z",
+                "tpsr2z:0.0.0-tpst2z",
+                "tpsr3z:0.0.0-tpst3z",
+                "tpsr4z:0.0.0-tpst4z",
             ],
-            "---\n# Source: c/templates/cr.yaml\nkind: App\nspec:\n  version: tpst4z\n",
+            "---\n# Source: c/templates/cr.yaml\nkind: App\nspec:\n  version: 0.0.0-tpst4z\n",
         ),
         names: rendering(
             &[
@@ -110,9 +110,9 @@ fn candidates_are_every_image_map_and_string_with_their_paths() {
         sentinels["image"]["digest"],
         format!("sha256:{}", digest_hex(0))
     );
-    assert_eq!(sentinels["sidecar"]["image"], "tpsr2z:tpst2z");
+    assert_eq!(sentinels["sidecar"]["image"], "tpsr2z:0.0.0-tpst2z");
     // The metrics map's tag is empty: it is given a sentinel all the same.
-    assert_eq!(sentinels["metrics"]["image"]["tag"], "tpst1z");
+    assert_eq!(sentinels["metrics"]["image"]["tag"], "0.0.0-tpst1z");
     let names: serde_json::Value =
         serde_json::from_str(&overrides(&images, Render::Names)).unwrap();
     assert_eq!(names["image"]["digest"], "");
@@ -166,7 +166,7 @@ fn a_template_that_adds_the_sha256_prefix_gets_bare_hex() {
     let images = values_images(Path::new("values.yaml"), values).unwrap();
     let h = digest_hex(0);
     let renderings = Renderings {
-        sentinels: rendering(&[&format!("tpsr0z:tpst0z@sha256:sha256:{h}")], ""),
+        sentinels: rendering(&[&format!("tpsr0z:0.0.0-tpst0z@sha256:sha256:{h}")], ""),
         names: rendering(&["tpsr0z:1.0"], ""),
         undigested: rendering(&["acme/app:1.0"], ""),
     };
@@ -341,4 +341,134 @@ fn the_proof_accepts_a_pull_policy_only_beside_its_pinned_image() {
         prove(&before, &before, &unchanged, &expected(true)),
         Err("the rendering sets no `imagePullPolicy: IfNotPresent` beside `acme/app`".to_owned())
     );
+}
+
+/// The decisions for one map whose chart renders `sentinel`, `named` and `undigested`.
+fn decide_one(values: &str, sentinel: &str, named: &str, undigested: &str) -> Vec<Decision> {
+    let images = values_images(Path::new("values.yaml"), values).unwrap();
+    let renderings = Renderings {
+        sentinels: rendering(&[sentinel], ""),
+        names: rendering(&[named], ""),
+        undigested: rendering(&[undigested], ""),
+    };
+    decide(&images, &renderings, None)
+}
+
+#[test]
+fn a_tag_the_chart_writes_more_after_takes_no_digest() {
+    let decisions = decide_one(
+        "image:\n  repository: acme/app\n  tag: \"1.0\"\n",
+        "tpsr0z:0.0.0-tpst0z-alpine",
+        "tpsr0z:1.0-alpine",
+        "acme/app:1.0-alpine",
+    );
+    let EditSite::Unsupported { reason } = &decisions[0].site else {
+        panic!("{:?}", decisions[0].site)
+    };
+    assert!(
+        reason.starts_with("the chart writes `-alpine` after this map's tag"),
+        "{reason}"
+    );
+    // A prefix (`v{{ .tag }}`) and the digest after the tag are no suffix.
+    let decisions = decide_one(
+        "image:\n  repository: acme/app\n  tag: \"1.0\"\n",
+        "tpsr0z:v0.0.0-tpst0z",
+        "tpsr0z:v1.0",
+        "acme/app:v1.0",
+    );
+    assert!(matches!(decisions[0].site, EditSite::SplitTag { .. }));
+}
+
+#[test]
+fn a_digest_key_without_a_value_gets_a_quoted_digest() {
+    let h = digest_hex(0);
+    let digest = Digest::parse(&format!("sha256:{}", "ab".repeat(32))).unwrap();
+    for (values, want) in [
+        (
+            "image:\n  repository: acme/app\n  tag: \"1.0\"\n  digest:\n",
+            "  digest: \"{d}\"\n",
+        ),
+        (
+            "image:\n  repository: acme/app\n  tag: \"1.0\"\n  digest: # none\n",
+            "  digest: \"{d}\" # none\n",
+        ),
+        (
+            "image:\n  repository: acme/app\n  tag: \"1.0\"\n  digest: ~\n",
+            "  digest: {d}\n",
+        ),
+        // In a flow mapping the reader's empty value is not where a value would go: the
+        // digest goes to the tag.
+        (
+            "image: {repository: acme/app, tag: \"1.0\", digest: }\n",
+            "tag: \"1.0@{d}\", digest: }\n",
+        ),
+    ] {
+        for crlf in [false, true] {
+            let values = if crlf {
+                values.replace('\n', "\r\n")
+            } else {
+                values.to_owned()
+            };
+            let decisions = decide_one(
+                &values,
+                &format!("tpsr0z:0.0.0-tpst0z@sha256:{h}"),
+                "tpsr0z:1.0",
+                "acme/app:1.0",
+            );
+            let mut findings = scan(Path::new("values.yaml"), FileKind::Yaml, &values).unwrap();
+            apply(&mut findings, &decisions);
+            let edit = findings[0].edit(&digest).unwrap();
+            let edited = crate::apply_edits(&values, &[edit]).unwrap();
+            let want = want.replace("{d}", &digest.to_string());
+            let want = if crlf {
+                want.replace('\n', "\r\n")
+            } else {
+                want
+            };
+            assert!(
+                edited.ends_with(&want),
+                "{edited:?} should end with {want:?}"
+            );
+            assert!(crate::yaml::read(Path::new("v"), &edited, crate::yaml::Mode::Strict).is_ok());
+        }
+    }
+}
+
+#[test]
+fn sentinels_never_show_in_a_reason() {
+    let h = digest_hex(3);
+    let line = format!("image: \"tpsg1z.invalid/tpsr12z:0.0.0-tpst7z@sha256:{h}\" tpsn4z");
+    assert_eq!(
+        sentinel::mask(&line),
+        "image: \"….invalid/…:…@sha256:…\" …".replace("….invalid", "…")
+    );
+    assert!(sentinel::names_an_image(&line));
+    assert!(!sentinel::names_an_image("version: 0.0.0-tpst7z tpsrz"));
+}
+
+#[test]
+fn maps_under_other_keys_are_found_when_the_chart_renders_them() {
+    let values = "redis:\n  enabled: true\n  repository: redis\n  tag: 7.0.7\nconfig:\n  repository: not-an-image\n";
+    let images = values_images(Path::new("values.yaml"), values).unwrap();
+    let renderings = Renderings {
+        sentinels: rendering(&["tpsr0z:0.0.0-tpst0z"], ""),
+        names: rendering(&["tpsr0z:7.0.7"], ""),
+        undigested: rendering(&["redis:7.0.7"], ""),
+    };
+    let decisions = decide(&images, &renderings, None);
+    let seen = scan(Path::new("values.yaml"), FileKind::Yaml, values).unwrap();
+    assert!(seen.is_empty(), "{seen:?}");
+    let mut findings = unseen_findings(values, &images, &decisions, &seen);
+    // Only the map the chart renders as an image: `config` is not one.
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    apply(&mut findings, &decisions);
+    assert_eq!((findings[0].line, findings[0].column), (3, 15));
+    assert_eq!(findings[0].status, Status::Floating);
+    assert_eq!(findings[0].text, "redis:7.0.7");
+    assert!(matches!(findings[0].site, EditSite::SplitTag { .. }));
+    // An ignore comment on the map's lines is honoured.
+    let ignored = values.replace("tag: 7.0.7", "tag: 7.0.7 # tagpin:ignore");
+    let images = values_images(Path::new("values.yaml"), &ignored).unwrap();
+    let findings = unseen_findings(&ignored, &images, &decisions, &[]);
+    assert_eq!(findings[0].status, Status::Ignored);
 }

@@ -48,6 +48,7 @@ fn scanned(name: &str, kind: FileKind, text: &str) -> ScannedFile {
         findings,
         fingerprint: None,
         identity: None,
+        chart_values: false,
     }
 }
 
