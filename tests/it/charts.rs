@@ -807,3 +807,102 @@ fn chart_idioms_of_public_charts_are_pinned_as_helm_renders_them() {
         );
     }
 }
+
+/// A map whose image shows only in the branch another map's `enabled` flag switches off
+/// (traefik's `oci_meta`): found with the chart's own flags, pinned, and proven there; and
+/// `check` counts a map whose tag only the chart knows as floating.
+#[test]
+fn a_map_another_flag_hides_is_decided_and_proven_with_the_chart_s_own_flags() {
+    let context = TestContext::new();
+    let template = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  \
+                    containers:\n    - name: app\n      {{- if .Values.alt.enabled }}\n      \
+                    image: {{ printf \"%s:%s\" .Values.alt.image.repository .Values.alt.image.tag }}\n      \
+                    {{- else }}\n      image: {{ printf \"%s:%s\" .Values.image.repository .Values.image.tag }}\n      \
+                    {{- end }}\n";
+    let values = "image: {repository: ghcr.io/acme/app, tag: \"1.2\"}\nalt:\n  enabled: false\n  \
+                  image: {repository: ghcr.io/acme/alt, tag: \"1.2\"}\n";
+    context.write_all(
+        &[
+            ("c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 1.0.0\n"),
+            ("c/values.yaml", values),
+            ("c/templates/pod.yaml", template),
+        ],
+        false,
+    );
+    let mut registry = Registry::start();
+    registry.push("ghcr.io/acme/app:1.2", Flavour::Image);
+    registry.push("ghcr.io/acme/alt:1.2", Flavour::Image);
+    let pushed = registry.pushed();
+    let (app, alt) = (
+        &pushed["ghcr.io/acme/app:1.2"],
+        &pushed["ghcr.io/acme/alt:1.2"],
+    );
+    let mut args: Vec<String> = ["pin", ".", "--write"]
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect();
+    args.extend(registry.mirror_args(["ghcr.io"]));
+    args.extend(crate::helm::args());
+    let run = context.run(&args);
+    run.assert_code(0);
+    let got = std::fs::read_to_string(context.path("c/values.yaml")).unwrap();
+    assert_eq!(
+        got,
+        values
+            .replacen("tag: \"1.2\"}", &format!("tag: \"1.2@{app}\"}}"), 1)
+            .replace("alt, tag: \"1.2\"}", &format!("alt, tag: \"1.2@{alt}\"}}")),
+        "{run}"
+    );
+    assert!(render(&context.path("c")).contains(&format!("image: ghcr.io/acme/app:1.2@{app}")));
+}
+
+/// A split map whose tag only its chart knows (empty, or from `appVersion`) is floating for
+/// `check`, with the reason, when no rendering shows it: not passed over as templated.
+#[test]
+fn check_counts_a_split_map_with_an_unknown_tag_as_floating() {
+    let context = TestContext::new();
+    context.write(
+        "app.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nspec:\n  source:\n    chart: vcluster\n    \
+         targetRevision: 0.21.0\n    helm:\n      valuesObject:\n        image: {registry: ghcr.io, \
+         repository: loft-sh/vcluster, tag: \"\"}\n",
+    );
+    context.write(
+        "chart/Chart.yaml",
+        "apiVersion: v2\nname: chart\nversion: 1.0.0\nappVersion: \"1.2\"\n",
+    );
+    context.write(
+        "chart/values.yaml",
+        "image:\n  repository: ghcr.io/acme/app\n  tag: \"\"\n",
+    );
+    context.write(
+        "chart/templates/pod.yaml",
+        "image: \"{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}{{ ternary \"-x\" \"\" .Values.x }}\"\n",
+    );
+    let run = context.run(["check", ".", "--helm", "none", "--format", "json"]);
+    run.assert_code(1);
+    let scan = context
+        .run(["scan", ".", "--helm", "none", "--format", "json"])
+        .json();
+    let rows: Vec<(String, String, bool)> = scan["references"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "yaml")
+        .map(|r| {
+            (
+                r["path"].as_str().unwrap().to_owned(),
+                r["status"].as_str().unwrap().to_owned(),
+                r["unwritable"].is_string() && r.get("tag_source").is_none(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("app.yaml".to_owned(), "floating".to_owned(), true),
+            ("chart/values.yaml".to_owned(), "floating".to_owned(), true),
+        ],
+        "{scan}"
+    );
+}

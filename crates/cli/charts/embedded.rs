@@ -113,6 +113,7 @@ fn learn_one(
         values: vec![lifted],
         within: values.span,
         embedded: Some(index),
+        own_values: None,
     };
     learn_chart(file, chart, &source, helm, prove)
 }

@@ -36,17 +36,24 @@ pub type Charts = BTreeMap<String, Vec<ChartValues>>;
 pub struct ChartValues {
     renderer: Renderer,
     chart: PathBuf,
-    /// The overrides of the original rendering (`enabled` flags on the candidates' paths).
+    /// The settings of `enabled` flags the maps were decided in, each to be proven in.
+    sets: Vec<FlagSet<(usize, usize)>>,
+    /// `(line, column)` of the findings whose chart drops the tag when a digest is set.
+    drops_tag: BTreeSet<(usize, usize)>,
+    /// The file and the index among its embedded values, when a resource holds them.
+    embedded: Option<(PathBuf, usize)>,
+}
+
+/// One setting of `enabled` flags, and what its proof needs.
+#[derive(Debug)]
+struct FlagSet<At> {
+    /// The overrides of the original rendering (the flags turned on).
     flags: String,
     original: Rendered,
     /// The original values rendered a second time: what differs is the chart's randomness.
     again: Rendered,
-    /// `(line, column)` of the findings the renderings decided, and of those whose chart
-    /// drops the tag when a digest is set.
-    decided: BTreeSet<(usize, usize)>,
-    drops_tag: BTreeSet<(usize, usize)>,
-    /// The file and the index among its embedded values, when a resource holds them.
-    embedded: Option<(PathBuf, usize)>,
+    /// The maps decided in this setting (their findings' `(line, column)` once applied).
+    decided: BTreeSet<At>,
 }
 
 /// Decides the values files among `files` by rendering their charts, in parallel. With
@@ -139,29 +146,27 @@ fn learn_file(
         );
         return None;
     };
-    let source = read_again(file)
-        .and_then(|text| {
-            let images = chart::values_images(&file.path, &text).map_err(|e| e.to_string())?;
-            Ok((text, images))
+    let own_values = file.path.parent() == Some(chart.as_path())
+        && file
+            .path
+            .file_name()
+            .is_some_and(|name| name == "values.yaml");
+    let source = read_again(file).and_then(|text| {
+        let parsed = chart::ValuesFile::read(&file.path, text).map_err(|e| e.to_string())?;
+        let images = parsed.images().map_err(|e| e.to_string())?;
+        Ok(Source {
+            text: parsed.text().to_owned(),
+            images,
+            // The chart's own values.yaml Helm reads anyway; another is given to it.
+            values: (!own_values)
+                .then(|| file.path.clone())
+                .into_iter()
+                .collect(),
+            within: 0..usize::MAX,
+            embedded: None,
+            own_values: own_values.then_some(parsed),
         })
-        .map(|(text, images)| {
-            let own_values = file.path.parent() == Some(chart.as_path())
-                && file
-                    .path
-                    .file_name()
-                    .is_some_and(|name| name == "values.yaml");
-            Source {
-                text,
-                images,
-                // The chart's own values.yaml Helm reads anyway; another is given to it.
-                values: (!own_values)
-                    .then(|| file.path.clone())
-                    .into_iter()
-                    .collect(),
-                within: 0..usize::MAX,
-                embedded: None,
-            }
-        });
+    });
     if source
         .as_ref()
         .is_ok_and(|source| source.images.candidates.is_empty())
@@ -203,6 +208,8 @@ struct Source {
     within: std::ops::Range<usize>,
     /// Their index among the file's embedded values, when a resource holds them.
     embedded: Option<usize>,
+    /// The chart's own values.yaml, when these are they, read already.
+    own_values: Option<chart::ValuesFile>,
 }
 
 /// Decides `source` by rendering `chart` with Helm or, without Helm or when Helm cannot
@@ -244,17 +251,21 @@ fn render_and_decide(
         Renderer::Helm(helm.clone())
     } else {
         let paths: Vec<Vec<String>> = images.candidates.iter().map(|c| c.path.clone()).collect();
-        Renderer::Static(renderer::StaticChart::read(chart, &paths)?.into())
+        Renderer::Static(
+            renderer::StaticChart::read(chart, &paths, source.own_values.as_ref())?.into(),
+        )
     };
     let renderer = &renderer;
     let values: Vec<&Path> = source.values.iter().map(PathBuf::as_path).collect();
-    let mut blocked = Vec::new();
-    let mut render = |images: &chart::ValuesImages, which: Render| -> Result<Rendered, String> {
+    // A rendering, and the maps tagpin's own reading could not follow in it.
+    let render_blocked = |images: &chart::ValuesImages, which: Render| {
         let output = renderer
             .render(chart, &values, &chart::overrides(images, which))
             .map_err(|error| format!("the chart does not render ({error})"))?;
-        blocked = output.blocked;
-        Ok(Rendered::parse(&output.text))
+        Ok::<_, String>((Rendered::parse(&output.text), output.blocked))
+    };
+    let render = |images: &chart::ValuesImages, which: Render| {
+        render_blocked(images, which).map(|(rendered, _)| rendered)
     };
     // With every `enabled` flag on the candidates' paths on, more of the chart shows; a chart
     // may refuse one (a feature that needs values of its own): then each flag is tried alone
@@ -278,21 +289,27 @@ fn render_and_decide(
         }
         Err(error) => return Err(error),
     };
-    let renderings = Renderings {
-        sentinels,
-        names: render(&images, Render::Names)?,
-        undigested: render(&images, Render::Undigested)?,
+    // The other renderings, and the original values rendered twice for the proof (`pin`).
+    let rest = |images: &chart::ValuesImages, sentinels: Rendered| {
+        let (undigested, blocked) = render_blocked(images, Render::Undigested)?;
+        let renderings = Renderings {
+            sentinels,
+            names: render(images, Render::Names)?,
+            undigested,
+        };
+        let originals = if prove {
+            (
+                render(images, Render::Original)?,
+                render(images, Render::Original)?,
+            )
+        } else {
+            (Rendered::default(), Rendered::default())
+        };
+        Ok::<_, String>((renderings, blocked, originals))
     };
-    // The original values rendered twice, for the proof only (`pin`).
-    let (original, again) = if prove {
-        (
-            render(&images, Render::Original)?,
-            render(&images, Render::Original)?,
-        )
-    } else {
-        (Rendered::default(), Rendered::default())
-    };
-    let mut decisions = chart::decide(&images, &renderings, app_version(chart).as_deref());
+    let (renderings, blocked, (original, again)) = rest(&images, sentinels)?;
+    let app_version = app_version(chart);
+    let mut decisions = chart::decide(&images, &renderings, app_version.as_deref());
     for (i, reason) in blocked {
         if let Some(decision) = decisions.get_mut(i) {
             let reason = match helm_failed {
@@ -306,10 +323,53 @@ fn render_and_decide(
             decision.site = EditSite::Unsupported { reason };
         }
     }
-    let blocked_spans: Vec<_> = decisions
+    let mut sets = vec![FlagSet {
+        flags: chart::overrides(&images, Render::Original),
+        original,
+        again,
+        decided: (0..decisions.len()).collect(),
+    }];
+    // A flag turned on for one map can switch another map's branch off (`if .alt.enabled`
+    // … `else` the main image): the maps no rendering showed are looked for again with the
+    // chart's own flags, and proven in that setting too. (tagpin's own reading evaluates the
+    // lines whatever blocks enclose them.)
+    let hidden: BTreeSet<usize> = decisions
         .iter()
-        .filter(|d| d.rendered.is_none() && blocked_reason(&d.site))
-        .map(|d| d.span.clone())
+        .enumerate()
+        .filter(|(_, d)| d.rendered.is_none() && hidden_by_flags(&d.site))
+        .map(|(i, _)| i)
+        .collect();
+    if helm.is_some() && !hidden.is_empty() && !images.disabled.is_empty() {
+        let own_flags = chart::ValuesImages {
+            candidates: images.candidates.clone(),
+            disabled: Vec::new(),
+        };
+        let found =
+            render(&own_flags, Render::Sentinels).and_then(|sentinels| rest(&own_flags, sentinels));
+        if let Ok((renderings, _, (original, again))) = found {
+            let again_decided = chart::decide(&own_flags, &renderings, app_version.as_deref());
+            let shown: BTreeSet<usize> = hidden
+                .into_iter()
+                .filter(|i| again_decided[*i].rendered.is_some())
+                .collect();
+            for &i in &shown {
+                decisions[i] = again_decided[i].clone();
+            }
+            sets[0].decided.retain(|i| !shown.contains(i));
+            sets.push(FlagSet {
+                flags: chart::overrides(&own_flags, Render::Original),
+                original,
+                again,
+                decided: shown,
+            });
+        }
+    }
+    // The maps the key-name rules saw: whatever the chart shows of them, they are images.
+    let split_spans: Vec<_> = file
+        .findings
+        .iter()
+        .filter(|f| is_split(&f.site) || f.status == tagpin_formats::Status::Templated)
+        .map(|f| f.span.clone())
         .collect();
     let unseen = chart::unseen_findings(&source.text, &images, &decisions, &file.findings);
     if !unseen.is_empty() {
@@ -320,7 +380,7 @@ fn render_and_decide(
     for finding in file
         .findings
         .iter_mut()
-        .filter(|f| blocked_spans.contains(&f.span))
+        .filter(|f| split_spans.contains(&f.span))
     {
         unknown_tag_floats(finding);
     }
@@ -330,7 +390,19 @@ fn render_and_decide(
             .find(|finding| finding.span == *span)
             .map(|finding| (finding.line, finding.column))
     };
-    let decided = decisions.iter().filter_map(|d| at(&d.span)).collect();
+    let sets = sets
+        .into_iter()
+        .map(|set| FlagSet {
+            decided: set
+                .decided
+                .iter()
+                .filter_map(|i| at(&decisions[*i].span))
+                .collect(),
+            flags: set.flags,
+            original: set.original,
+            again: set.again,
+        })
+        .collect();
     let drops_tag = decisions
         .iter()
         .filter(|d| d.drops_tag)
@@ -339,10 +411,7 @@ fn render_and_decide(
     Ok(ChartValues {
         renderer: renderer.clone(),
         chart: chart.to_owned(),
-        flags: chart::overrides(&images, Render::Original),
-        original,
-        again,
-        decided,
+        sets,
         drops_tag,
         embedded: source.embedded.map(|index| (file.path.clone(), index)),
     })
@@ -377,27 +446,30 @@ impl ChartValues {
         };
         std::fs::write(&edited, new_values)
             .map_err(|error| format!("cannot write the edited values: {error}"))?;
-        // The edited copy replaces the overlay; over the chart's own values it is laid on top,
-        // which is the same: the edits change scalars and add keys, they remove none.
-        let after = self
-            .renderer
-            .render(&self.chart, &[edited.as_path()], &self.flags)
-            .map(|output| Rendered::parse(&output.text))
-            .map_err(|error| format!("the chart does not render with the digests ({error})"))?;
-        let expected: Vec<Expected> = pinned
-            .iter()
-            .map(|image| {
-                let at = (image.line, image.column);
-                Expected {
-                    name: image.name.to_owned(),
-                    tag: (!self.drops_tag.contains(&at)).then(|| image.tag.to_owned()),
-                    digest: image.digest.clone(),
-                    required: self.decided.contains(&at),
-                    pull_policy: image.pull_policy,
-                }
-            })
-            .collect();
-        chart::prove(&self.original, &self.again, &after, &expected)
+        for set in &self.sets {
+            // The edited copy replaces the overlay; over the chart's own values it is laid on
+            // top, which is the same: the edits change scalars and add keys, they remove none.
+            let after = self
+                .renderer
+                .render(&self.chart, &[edited.as_path()], &set.flags)
+                .map(|output| Rendered::parse(&output.text))
+                .map_err(|error| format!("the chart does not render with the digests ({error})"))?;
+            let expected: Vec<Expected> = pinned
+                .iter()
+                .map(|image| {
+                    let at = (image.line, image.column);
+                    Expected {
+                        name: image.name.to_owned(),
+                        tag: (!self.drops_tag.contains(&at)).then(|| image.tag.to_owned()),
+                        digest: image.digest.clone(),
+                        required: set.decided.contains(&at),
+                        pull_policy: image.pull_policy,
+                    }
+                })
+                .collect();
+            chart::prove(&set.original, &set.again, &after, &expected)?;
+        }
+        Ok(())
     }
 }
 
@@ -452,6 +524,7 @@ fn leave_unproven(findings: &mut [Finding]) {
                 reason: reason.to_owned(),
             };
         }
+        unknown_tag_floats(finding);
     }
 }
 
@@ -468,10 +541,12 @@ fn leave_split_maps(findings: &mut [Finding], reason: &str) {
     }
 }
 
-/// Whether a decision's site says the map could not be followed (rather than that the chart
-/// shows it is no image).
-fn blocked_reason(site: &EditSite) -> bool {
-    matches!(site, EditSite::Unsupported { reason } if reason.starts_with("not proven: "))
+/// Whether a decision says the chart showed no image for the map: with other maps' flags on,
+/// it may have been switched off.
+fn hidden_by_flags(site: &EditSite) -> bool {
+    matches!(site, EditSite::Unsupported { reason }
+        if reason.starts_with("the chart's templates do not render this value as an image")
+            || reason.starts_with("the chart renders this value only with other values"))
 }
 
 /// A split map left unwritable whose tag tagpin could not learn (empty, the chart's to fill

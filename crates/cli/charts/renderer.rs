@@ -55,7 +55,13 @@ pub struct StaticChart {
 }
 
 impl StaticChart {
-    pub fn read(chart: &Path, paths: &[Vec<String>]) -> Result<Self, String> {
+    /// Reads `chart` for the candidates at `paths`; `own_values` is its values.yaml when the
+    /// caller has read it already.
+    pub fn read(
+        chart: &Path,
+        paths: &[Vec<String>],
+        own_values: Option<&chart::ValuesFile>,
+    ) -> Result<Self, String> {
         let meta = read_yaml(&chart.join("Chart.yaml"))?;
         let mut templates = Vec::new();
         let mut subcharts = Vec::new();
@@ -66,7 +72,10 @@ impl StaticChart {
             &mut subcharts,
         )?;
         let plan = chart::plan_statically(&templates, paths, &subcharts);
-        let values = read_values(&chart.join("values.yaml"), &plan.top_keys)?;
+        let values = match own_values {
+            Some(values) => values.json(&plan.top_keys),
+            None => read_values(&chart.join("values.yaml"), &plan.top_keys)?,
+        };
         Ok(Self {
             templates,
             meta,

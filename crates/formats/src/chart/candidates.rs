@@ -12,7 +12,7 @@ use std::path::Path;
 
 use crate::rules::walk::{self, Visitor};
 use crate::rules::{At, Doc, Entry, ScalarAt, Seg};
-use crate::yaml::tree::{NodeId, Style};
+use crate::yaml::tree::{NodeId, Style, Tree};
 use crate::yaml::{self, Mode};
 use crate::{Error, common};
 
@@ -92,11 +92,16 @@ pub struct ValuesImages {
 /// Reads the values file `text` (at `path`, for errors).
 pub fn values_images(path: &Path, text: &str) -> Result<ValuesImages, Error> {
     let tree = yaml::read(path, text, Mode::Strict)?;
+    images_of(&tree, text, path)
+}
+
+/// [`values_images`] of a values file read already.
+pub(crate) fn images_of(tree: &Tree, text: &str, path: &Path) -> Result<ValuesImages, Error> {
     let doc = Doc {
-        tree: &tree,
+        tree,
         structure: text,
     };
-    let aliased = walk::aliased(&tree);
+    let aliased = walk::aliased(tree);
     // A values file is one document; a second one is not read by Helm.
     match tree.documents.first() {
         Some(Some(root)) => images_under(doc, *root, &aliased, path),

@@ -22,10 +22,15 @@ pub enum Piece<'t> {
 /// Splits `line` into text and actions, applying `{{-` and `-}}` trimming. `None` when an
 /// action is not closed on the line.
 pub fn pieces(line: &str) -> Option<Vec<Piece<'_>>> {
+    // Built once: every action line of every template is split here.
+    static OPEN: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("{{"));
+    static CLOSE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("}}"));
     let mut out = Vec::new();
     let mut rest = line;
     let mut trim_next = false;
-    while let Some(open) = rest.find("{{") {
+    while let Some(open) = OPEN.find(rest.as_bytes()) {
         let mut text = &rest[..open];
         if trim_next {
             text = text.trim_start();
@@ -41,7 +46,7 @@ pub fn pieces(line: &str) -> Option<Vec<Piece<'_>>> {
         if !text.is_empty() {
             out.push(Piece::Text(text));
         }
-        let close = after.find("}}")?;
+        let close = CLOSE.find(after.as_bytes())?;
         let mut inner = &after[inner_start..close];
         trim_next = inner.ends_with(" -");
         if trim_next {

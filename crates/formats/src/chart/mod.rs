@@ -36,7 +36,7 @@ pub use static_render::{
     Plan as StaticPlan, StaticRendering, Template, plan as plan_statically,
     render as render_statically,
 };
-pub use values_json::values_json;
+pub use values_json::{ValuesFile, values_json};
 
 use crate::{EditSite, Finding, Status};
 
@@ -115,7 +115,8 @@ pub fn apply_within(
             }
             continue;
         };
-        finding.tag_source = Some(decision.tag_source);
+        // Where the tag comes from is known only when the chart showed the image.
+        finding.tag_source = decision.rendered.as_ref().map(|_| decision.tag_source);
         finding.site = decision.site.clone();
         // The chart decided it: what the key names alone could not prove, its rendering does.
         if let Some(extras) = finding.extras.as_deref_mut() {

@@ -19,6 +19,7 @@
 
 use std::fmt::Write as _;
 
+use memchr::memmem;
 use serde_json::Value;
 
 use super::evaluate::{self, Defines, Piece, Root};
@@ -344,19 +345,20 @@ fn reads(templates: &[Template]) -> (Vec<Read<'_>>, Vec<Call<'_>>) {
     let mut reads = Vec::new();
     let mut calls = Vec::new();
     for (template, file) in templates.iter().enumerate() {
-        // The blocks open at the start of each line.
+        // The blocks open at the start of each line, and as each action of a line is read.
         let mut open: Vec<Block<'_>> = Vec::new();
+        let mut here: Vec<Block<'_>> = Vec::new();
         // Inside an action that began on an earlier line and has not ended yet.
         let mut in_action = false;
         for (line, text) in file.text.lines().enumerate() {
             if in_action {
                 // The rest of an action over several lines: what it reads, it reads in a way
                 // no line shows, which blocks it.
-                in_action = !text.contains("}}");
+                in_action = find(text, &CLOSE).is_none();
                 push_scoped(&mut reads, template, line, text);
                 continue;
             }
-            if !text.contains("{{") {
+            if find(text, &OPEN).is_none() {
                 // No action: no read, and no block opens or ends here.
                 continue;
             }
@@ -374,14 +376,13 @@ fn reads(templates: &[Template]) -> (Vec<Read<'_>>, Vec<Call<'_>>) {
                     Piece::Text(_) => None,
                 })
                 .collect();
-            let before = open.clone();
+            here.clear();
+            here.extend_from_slice(&open);
             for action in &actions {
                 enter(&mut open, action);
             }
             // A block opened here and closed on a later line, or an `else` between lines.
-            let spans =
-                open.len() > before.len() || actions.iter().any(|a| first_word(a) == "else");
-            let mut here = before;
+            let spans = open.len() > here.len() || actions.iter().any(|a| first_word(a) == "else");
             for action in &actions {
                 let opens = ["if", "else", "with", "range"].contains(&first_word(action));
                 let context = match block_context(&here) {
@@ -455,9 +456,9 @@ fn define_name(action: &str) -> Option<&str> {
 /// (`include (printf …) .`) is [`COMPUTED`].
 fn calls_in(action: &str) -> Vec<(&str, bool)> {
     let mut calls = Vec::new();
-    for keyword in ["include ", "template "] {
+    for (keyword, finder) in [("include ", &*INCLUDE), ("template ", &*TEMPLATE)] {
         let mut rest = action;
-        while let Some(at) = rest.find(keyword) {
+        while let Some(at) = find(rest, finder) {
             let before = rest[..at].chars().next_back();
             let after = rest[at + keyword.len()..].trim_start();
             rest = &rest[at + keyword.len()..];
@@ -479,6 +480,22 @@ fn calls_in(action: &str) -> Vec<(&str, bool)> {
         }
     }
     calls
+}
+
+/// Searchers built once: the reading searches every action of every template for these.
+static VALUES: std::sync::LazyLock<memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memmem::Finder::new(".Values"));
+static OPEN: std::sync::LazyLock<memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memmem::Finder::new("{{"));
+static CLOSE: std::sync::LazyLock<memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memmem::Finder::new("}}"));
+static INCLUDE: std::sync::LazyLock<memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memmem::Finder::new("include "));
+static TEMPLATE: std::sync::LazyLock<memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memmem::Finder::new("template "));
+
+fn find(text: &str, finder: &memmem::Finder<'_>) -> Option<usize> {
+    finder.find(text.as_bytes())
 }
 
 /// The name of a call whose name is computed: it may be any named template.
@@ -600,7 +617,7 @@ fn first_word(action: &str) -> &str {
 fn values_reads(action: &str) -> Vec<Vec<&str>> {
     let mut out = Vec::new();
     let mut rest = action;
-    while let Some(at) = rest.find(".Values") {
+    while let Some(at) = find(rest, &VALUES) {
         let before = rest[..at].chars().next_back();
         let after = &rest[at + ".Values".len()..];
         rest = after;

@@ -14,17 +14,59 @@ use crate::yaml::{self, Mode};
 
 /// The mappings under the top-level `keys` of the values file `text`.
 pub fn values_json(path: &Path, text: &str, keys: &BTreeSet<String>) -> Result<Value, Error> {
-    let mut out = Map::new();
     if keys.is_empty() {
-        return Ok(Value::Object(out));
+        return Ok(Value::Object(Map::new()));
     }
     let tree = yaml::read(path, text, Mode::Strict)?;
+    Ok(json_of(&tree, text, keys))
+}
+
+/// A values file read once, for both what the chart reading needs of it: its image candidates
+/// ([`ValuesFile::images`]) and its values under some top-level keys ([`ValuesFile::json`]).
+/// A chart's values file is its largest; reading it twice was a large share of a scan.
+#[derive(Debug)]
+pub struct ValuesFile {
+    path: std::path::PathBuf,
+    text: String,
+    tree: Tree,
+}
+
+impl ValuesFile {
+    pub fn read(path: &Path, text: String) -> Result<Self, Error> {
+        let tree = yaml::read(path, &text, Mode::Strict)?;
+        Ok(Self {
+            path: path.to_owned(),
+            text,
+            tree,
+        })
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// See [`super::values_images`].
+    pub fn images(&self) -> Result<super::ValuesImages, Error> {
+        super::candidates::images_of(&self.tree, &self.text, &self.path)
+    }
+
+    /// See [`values_json`].
+    pub fn json(&self, keys: &BTreeSet<String>) -> Value {
+        json_of(&self.tree, &self.text, keys)
+    }
+}
+
+fn json_of(tree: &Tree, text: &str, keys: &BTreeSet<String>) -> Value {
+    let mut out = Map::new();
+    if keys.is_empty() {
+        return Value::Object(out);
+    }
     let Some(Some(root)) = tree.documents.first() else {
-        return Ok(Value::Object(out));
+        return Value::Object(out);
     };
     let children = tree.children(*root);
     if !matches!(tree.node(*root).kind, Kind::Mapping { .. }) {
-        return Ok(Value::Object(out));
+        return Value::Object(out);
     }
     for pair in children.chunks(2) {
         let [key, value] = pair else { continue };
@@ -32,10 +74,10 @@ pub fn values_json(path: &Path, text: &str, keys: &BTreeSet<String>) -> Result<V
             continue;
         };
         if keys.contains(key) {
-            out.insert(key.to_owned(), convert(&tree, text, *value, 0));
+            out.insert(key.to_owned(), convert(tree, text, *value, 0));
         }
     }
-    Ok(Value::Object(out))
+    Value::Object(out)
 }
 
 /// What a template may not print: a value tagpin's reading does not type as Helm does.
