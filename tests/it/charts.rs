@@ -906,3 +906,51 @@ fn check_counts_a_split_map_with_an_unknown_tag_as_floating() {
         "{scan}"
     );
 }
+
+/// An overlay values file that sets only a map's tag (`values-prod.yaml`: `image: {tag: …}`)
+/// decides that image: it is reported there and pinned there, with Helm and without.
+#[test]
+fn an_overlay_that_sets_only_the_tag_is_pinned_in_the_overlay() {
+    for helm in [true, false] {
+        let context = TestContext::new();
+        context.write_all(
+            &[
+                ("c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 1.0.0\nappVersion: \"1.0\"\n"),
+                ("c/values.yaml", "image:\n  repository: ghcr.io/acme/app\n  tag: \"\"\nreplicas: 1\n"),
+                ("c/values-prod.yaml", "image:\n  tag: \"1.2\" # prod\nreplicas: 3\n"),
+                (
+                    "c/templates/pod.yaml",
+                    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n    - name: a\n      \
+                     image: \"{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}\"\n",
+                ),
+            ],
+            false,
+        );
+        let mut registry = Registry::start();
+        registry.push("ghcr.io/acme/app:1.2", Flavour::Image);
+        let digest = registry.pushed()["ghcr.io/acme/app:1.2"].clone();
+        let mut args: Vec<String> = ["pin", ".", "--write"]
+            .iter()
+            .map(|a| (*a).to_owned())
+            .collect();
+        args.extend(registry.mirror_args(["ghcr.io"]));
+        if helm {
+            args.extend(crate::helm::args());
+        } else {
+            args.extend(["--helm".to_owned(), "none".to_owned()]);
+        }
+        let run = context.run(&args);
+        run.assert_code(0);
+        let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
+        assert_eq!(
+            read("c/values-prod.yaml"),
+            format!("image:\n  tag: \"1.2@{digest}\" # prod\nreplicas: 3\n"),
+            "helm {helm}\n{run}"
+        );
+        // The chart's own map takes its tag from appVersion and has no digest key: left.
+        assert_eq!(
+            read("c/values.yaml"),
+            "image:\n  repository: ghcr.io/acme/app\n  tag: \"\"\nreplicas: 1\n"
+        );
+    }
+}

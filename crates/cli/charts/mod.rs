@@ -153,7 +153,15 @@ fn learn_file(
             .is_some_and(|name| name == "values.yaml");
     let source = read_again(file).and_then(|text| {
         let parsed = chart::ValuesFile::read(&file.path, text).map_err(|e| e.to_string())?;
-        let images = parsed.images().map_err(|e| e.to_string())?;
+        let images = if own_values {
+            parsed.images()
+        } else {
+            // An overlay that sets only a map's tag decides its image too.
+            let base_path = chart.join("values.yaml");
+            let base = std::fs::read_to_string(&base_path).unwrap_or_default();
+            chart::overlay_images(&file.path, parsed.text(), &base_path, &base)
+        }
+        .map_err(|e| e.to_string())?;
         Ok(Source {
             text: parsed.text().to_owned(),
             images,
@@ -499,10 +507,13 @@ fn has_split_maps(findings: &[Finding]) -> bool {
         .any(|finding| is_split(&finding.site) || finding.reference.is_none())
 }
 
-/// Whether the file at `path` with `text` is a values file that may hold a split map (it has
-/// a `repository` key somewhere).
+/// Whether the file at `path` with `text` is a values file that may hold a split map, or an
+/// overlay's part of one (it has a `repository`, `tag` or `digest` key somewhere).
 pub fn may_hold_images(path: &Path, text: &str) -> bool {
-    is_values_file(path) && memchr::memmem::find(text.as_bytes(), b"repository").is_some()
+    is_values_file(path)
+        && [&b"repository"[..], b"tag", b"digest"]
+            .iter()
+            .any(|key| memchr::memmem::find(text.as_bytes(), key).is_some())
 }
 
 fn is_split(site: &EditSite) -> bool {

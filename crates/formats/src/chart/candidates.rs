@@ -260,3 +260,86 @@ fn split_shape<'t>(text: &str, scalar: &dyn Fn(&str) -> Option<ScalarAt<'t>>) ->
         digest: get("digest").or_else(|| get("sha")),
     })
 }
+
+/// The candidates of an overlay values file (`values-prod.yaml`, a chart-testing `ci/` file)
+/// laid over the chart's own values (`base`): its own, and for each split map of the base
+/// whose overlay sets only some parts (`image: {tag: v0.7.1}`), a candidate whose name is the
+/// base's and whose tag and digest are the overlay's, at the overlay's tag (or digest): the
+/// overlay decides the image, and is where an edit goes.
+pub fn overlay_images(
+    path: &Path,
+    text: &str,
+    base_path: &Path,
+    base_text: &str,
+) -> Result<ValuesImages, Error> {
+    let tree = yaml::read(path, text, Mode::Strict)?;
+    let mut images = images_of(&tree, text, path)?;
+    let base = values_images(base_path, base_text)?;
+    let doc = Doc {
+        tree: &tree,
+        structure: text,
+    };
+    let Some(Some(root)) = tree.documents.first() else {
+        return Ok(images);
+    };
+    let root = doc.at(*root, &walk::Chain::default());
+    for candidate in base.candidates {
+        let Shape::Split {
+            registry,
+            name,
+            image,
+            ..
+        } = candidate.shape
+        else {
+            continue;
+        };
+        if images.candidates.iter().any(|c| c.path == candidate.path) {
+            continue;
+        }
+        let Some(map) = mapping_at(doc, &root, &candidate.path) else {
+            continue;
+        };
+        let mut entries = Vec::new();
+        doc.entries_into(&map, &mut entries);
+        let get = |key: &str| {
+            entries
+                .iter()
+                .find(|e| e.key == key)
+                .and_then(|e| doc.scalar(&e.value))
+                .and_then(|s| part(text, key, &s))
+        };
+        let tag = get("tag").or_else(|| get("version"));
+        let digest = get("digest").or_else(|| get("sha"));
+        let Some(span) = tag.as_ref().or(digest.as_ref()).map(|p| p.span.clone()) else {
+            continue;
+        };
+        images.candidates.push(Candidate {
+            path: candidate.path,
+            shape: Shape::Split {
+                registry: get("registry").or(registry),
+                name,
+                image: get("image").or(image),
+                tag,
+                digest,
+            },
+            span,
+        });
+    }
+    for flag in base.disabled {
+        if !images.disabled.contains(&flag) {
+            images.disabled.push(flag);
+        }
+    }
+    Ok(images)
+}
+
+/// The mapping at `keys` below `root`, if there is one.
+fn mapping_at(doc: Doc<'_>, root: &At, keys: &[String]) -> Option<At> {
+    let mut at = root.clone();
+    for key in keys {
+        let mut entries = Vec::new();
+        doc.entries_into(&at, &mut entries);
+        at = entries.into_iter().find(|e| e.key == key)?.value;
+    }
+    doc.is_mapping(&at).then_some(at)
+}

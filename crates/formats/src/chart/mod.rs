@@ -26,7 +26,7 @@ mod static_render;
 mod values_json;
 
 pub use crate::rules::chart_values::ChartSource;
-pub use candidates::{Candidate, Part, Shape, ValuesImages, values_images};
+pub use candidates::{Candidate, Part, Shape, ValuesImages, overlay_images, values_images};
 pub use decide::{Decision, Renderings, TagSource, decide};
 pub use embedded::{EmbeddedValues, embedded_values};
 pub use prove::{Expected, prove};

@@ -472,3 +472,43 @@ fn maps_under_other_keys_are_found_when_the_chart_renders_them() {
     let findings = unseen_findings(&ignored, &images, &decisions, &[]);
     assert_eq!(findings[0].status, Status::Ignored);
 }
+
+#[test]
+fn an_overlay_that_sets_some_parts_of_a_map_is_a_candidate_at_its_tag() {
+    let base = "image:\n  registry: docker.io\n  repository: acme/app\n  tag: \"\"\nsidecar:\n  enabled: false\n  image: {repository: acme/side, tag: \"1\"}\n";
+    for crlf in [false, true] {
+        let overlay = "image:\n  tag: v2 # prod\nsidecar:\n  image:\n    pullPolicy: Always\nother: {tag: x}\n";
+        let overlay = if crlf {
+            overlay.replace('\n', "\r\n")
+        } else {
+            overlay.to_owned()
+        };
+        let images = overlay_images(
+            Path::new("values-prod.yaml"),
+            &overlay,
+            Path::new("values.yaml"),
+            base,
+        )
+        .unwrap();
+        // `sidecar.image` sets no tag or digest, and `other` is no map of the base.
+        assert_eq!(images.candidates.len(), 1, "{images:?}");
+        let candidate = &images.candidates[0];
+        assert_eq!(candidate.path, ["image"]);
+        assert_eq!(&overlay[candidate.span.clone()], "v2");
+        let Shape::Split {
+            name,
+            registry,
+            tag,
+            ..
+        } = &candidate.shape
+        else {
+            panic!("{candidate:?}")
+        };
+        assert_eq!(
+            (name.text.as_str(), registry.as_ref().unwrap().text.as_str()),
+            ("acme/app", "docker.io")
+        );
+        assert_eq!(tag.as_ref().unwrap().span, candidate.span);
+        assert_eq!(images.disabled, [vec!["sidecar".to_owned()]]);
+    }
+}
