@@ -954,3 +954,65 @@ fn an_overlay_that_sets_only_the_tag_is_pinned_in_the_overlay() {
         );
     }
 }
+
+/// Shapes where a key-name edit would break the chart, refused with and without Helm: a
+/// string the template writes more after (elasticsearch's `{{ .image }}:{{ .imageTag }}`), and
+/// a tag that a values string rendered with `tpl` also prints as a label.
+#[test]
+fn strings_with_more_after_them_and_tags_tpl_prints_are_left_alone() {
+    let context = TestContext::new();
+    let pod = |image: &str, labels: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n{labels}spec:\n  containers:\n    - name: a\n      \
+             image: \"{image}\"\n"
+        )
+    };
+    let chart = |name: &str| format!("apiVersion: v2\nname: {name}\nversion: 1.0.0\n");
+    let es_values = "image: \"ghcr.io/acme/app\"\nimageTag: \"1.2\"\n";
+    let tpl_values = "image: {repository: ghcr.io/acme/app, tag: \"1.2\"}\nextraLabels: |\n  version: \"{{ .Values.image.tag }}\"\n";
+    context.write_all(
+        &[
+            ("es/Chart.yaml", &chart("es")),
+            ("es/values.yaml", es_values),
+            (
+                "es/templates/pod.yaml",
+                &pod("{{ .Values.image }}:{{ .Values.imageTag }}", ""),
+            ),
+            ("tpl/Chart.yaml", &chart("tpl")),
+            ("tpl/values.yaml", tpl_values),
+            (
+                "tpl/templates/pod.yaml",
+                &pod(
+                    "{{ .Values.image.repository }}:{{ .Values.image.tag }}",
+                    "  labels:\n    {{- tpl .Values.extraLabels . | nindent 4 }}\n",
+                ),
+            ),
+        ],
+        false,
+    );
+    let mut registry = Registry::start();
+    registry.push("ghcr.io/acme/app:1.2", Flavour::Image);
+    registry.push("ghcr.io/acme/app:latest", Flavour::Image);
+    for helm in [true, false] {
+        let mut args: Vec<String> = ["pin", ".", "--write", "--format", "json"]
+            .iter()
+            .map(|a| (*a).to_owned())
+            .collect();
+        args.extend(registry.mirror_args(["ghcr.io"]));
+        if helm {
+            args.extend(crate::helm::args());
+        } else {
+            args.extend(["--helm".to_owned(), "none".to_owned()]);
+        }
+        let run = context.run(&args);
+        run.assert_code(0);
+        let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
+        assert_eq!(read("es/values.yaml"), es_values, "helm {helm}\n{run}");
+        assert_eq!(read("tpl/values.yaml"), tpl_values, "helm {helm}\n{run}");
+        assert_eq!(
+            run.json()["unsupported"].as_array().unwrap().len(),
+            2,
+            "helm {helm}\n{run}"
+        );
+    }
+}

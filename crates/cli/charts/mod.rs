@@ -65,9 +65,11 @@ pub fn learn(files: &mut [ScannedFile], settings: &Settings, prove: bool) -> Cha
         .iter_mut()
         .filter(|file| {
             if is_values_file(&file.path) {
-                // A map under a key that does not say image (`redis: {repository, tag}`) is
-                // found only by reading the file as the chart's values.
-                has_split_maps(&file.findings) || file.findings.is_empty()
+                // Every values file of a chart is the chart's to decide: a string under an
+                // image key may have more written after it (`{{ .image }}:{{ .imageTag }}`),
+                // and a map under a key that does not say image (`redis: {repository, tag}`)
+                // is found only by reading the file as the chart's values.
+                true
             } else {
                 file.findings.iter().any(|f| f.unproven().is_some())
             }
@@ -260,7 +262,8 @@ fn render_and_decide(
     } else {
         let paths: Vec<Vec<String>> = images.candidates.iter().map(|c| c.path.clone()).collect();
         Renderer::Static(
-            renderer::StaticChart::read(chart, &paths, source.own_values.as_ref())?.into(),
+            renderer::StaticChart::read(chart, &paths, source.own_values.as_ref(), &source.values)?
+                .into(),
         )
     };
     let renderer = &renderer;
@@ -498,13 +501,6 @@ fn is_values_file(path: &Path) -> bool {
             .and_then(Path::parent)
             .is_some_and(|chart| chart.join("Chart.yaml").is_file());
     yaml && (name.contains("values") || in_ci)
-}
-
-/// Whether the key-name rules saw a split map in `findings`.
-fn has_split_maps(findings: &[Finding]) -> bool {
-    findings
-        .iter()
-        .any(|finding| is_split(&finding.site) || finding.reference.is_none())
 }
 
 /// Whether the file at `path` with `text` is a values file that may hold a split map, or an

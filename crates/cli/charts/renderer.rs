@@ -61,6 +61,7 @@ impl StaticChart {
         chart: &Path,
         paths: &[Vec<String>],
         own_values: Option<&chart::ValuesFile>,
+        overlays: &[PathBuf],
     ) -> Result<Self, String> {
         let meta = read_yaml(&chart.join("Chart.yaml"))?;
         let mut templates = Vec::new();
@@ -71,6 +72,9 @@ impl StaticChart {
             &mut templates,
             &mut subcharts,
         )?;
+        if templates.iter().any(|t| uses_tpl(&t.text)) {
+            collect_tpl_sources(chart, overlays, &mut templates);
+        }
         let plan = chart::plan_statically(&templates, paths, &subcharts);
         let values = match own_values {
             Some(values) => values.json(&plan.top_keys),
@@ -115,6 +119,60 @@ fn read_values(path: &Path, keys: &std::collections::BTreeSet<String>) -> Result
         return Ok(Value::Object(Map::new()));
     };
     chart::values_json(path, &text, keys).map_err(|error| error.to_string())
+}
+
+/// Whether a template renders text with `tpl` (a values string, a file read by `.Files.Get`).
+fn uses_tpl(text: &str) -> bool {
+    text.match_indices("tpl").any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + 3..].chars().next();
+        matches!(before, Some(' ' | '(' | '{' | '|')) && matches!(after, Some(' ' | '(' | '\t'))
+    })
+}
+
+/// The texts a chart's `tpl` may render, as [`chart::TPL_SOURCE`] sources: the values files,
+/// and every other text file of the chart outside its templates and subcharts.
+fn collect_tpl_sources(chart: &Path, overlays: &[PathBuf], templates: &mut Vec<Template>) {
+    const LARGEST: u64 = 1 << 20;
+    let mut files: Vec<PathBuf> = overlays.to_vec();
+    let mut stack = vec![chart.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let name = entry.file_name();
+            let shown = name.to_string_lossy();
+            // Hidden files and documentation are not what a chart renders.
+            let skipped = shown.starts_with('.')
+                || shown.ends_with(".md")
+                || dir == chart
+                    && ["templates", "charts", "Chart.yaml"]
+                        .iter()
+                        .any(|n| name == *n);
+            if skipped {
+                continue;
+            }
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => stack.push(path),
+                Ok(kind)
+                    if kind.is_file() && entry.metadata().is_ok_and(|m| m.len() <= LARGEST) =>
+                {
+                    files.push(path);
+                }
+                _ => {}
+            }
+        }
+    }
+    for path in files {
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            let shown = path
+                .strip_prefix(chart.parent().unwrap_or(chart))
+                .unwrap_or(&path);
+            templates.push(Template {
+                source: format!("{}{}", chart::TPL_SOURCE, shown.display()),
+                text,
+            });
+        }
+    }
 }
 
 fn chart_name(chart: &Path, meta: &Value) -> String {

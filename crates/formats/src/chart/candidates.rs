@@ -73,6 +73,9 @@ pub struct Candidate {
     pub shape: Shape,
     /// The span of tagpin's finding for it: the name scalar, or the string.
     pub span: Range<usize>,
+    /// A map of the chart's values that an overlay sets parts of (see [`overlay_images`]):
+    /// an image, whatever a rendering shows.
+    pub overlaid: bool,
 }
 
 impl Candidate {
@@ -172,7 +175,12 @@ impl<'t> Visitor<'t> for Collect<'_> {
                 Shape::Split { name, .. } | Shape::Inline(name) => name.span.clone(),
             };
             if self.seen.insert((span.start, span.end)) {
-                self.found.candidates.push(Candidate { path, shape, span });
+                self.found.candidates.push(Candidate {
+                    path,
+                    shape,
+                    span,
+                    overlaid: false,
+                });
             }
             return;
         }
@@ -196,6 +204,7 @@ impl<'t> Visitor<'t> for Collect<'_> {
                     path,
                     span: part.span.clone(),
                     shape: Shape::Inline(part),
+                    overlaid: false,
                 });
             }
         }
@@ -238,15 +247,19 @@ fn part(text: &str, key: &str, scalar: &ScalarAt<'_>) -> Option<Part> {
 }
 
 /// The split map a mapping is, by its keys: a `repository` (with `registry`, `image`, `tag`,
-/// `version`, `digest`, `sha` beside it), or a `registry` with an `image` (ingress-nginx).
+/// `version`, `digest`, `sha` beside it), a `registry` with an `image` (ingress-nginx), or an
+/// `image` name with a `tag`.
 fn split_shape<'t>(text: &str, scalar: &dyn Fn(&str) -> Option<ScalarAt<'t>>) -> Option<Shape> {
     let get = |key: &str| scalar(key).and_then(|s| part(text, key, &s));
     let repository = get("repository");
     let image = get("image");
     let registry = get("registry");
+    let tag = get("tag").or_else(|| get("version"));
     let (name, image) = match (repository, image) {
         (Some(repository), image) => (repository, image),
         (None, Some(image)) if registry.is_some() => (image, None),
+        // `{image: bats/bats, tag: v1.4.1}` (grafana's testFramework): a name and its tag.
+        (None, Some(image)) if tag.is_some() && !image.text.contains([':', '@']) => (image, None),
         _ => return None,
     };
     if name.is_empty() || name.decoded {
@@ -256,7 +269,7 @@ fn split_shape<'t>(text: &str, scalar: &dyn Fn(&str) -> Option<ScalarAt<'t>>) ->
         registry,
         name,
         image,
-        tag: get("tag").or_else(|| get("version")),
+        tag,
         digest: get("digest").or_else(|| get("sha")),
     })
 }
@@ -323,6 +336,7 @@ pub fn overlay_images(
                 digest,
             },
             span,
+            overlaid: true,
         });
     }
     for flag in base.disabled {

@@ -237,6 +237,15 @@ impl Seen<'_> {
         if let Some(other) = self.elsewhere(&sentinel::tag(self.i), lines) {
             return Err(format!("the value also feeds {other}"));
         }
+        // The string must end the reference: a digest appended to it lands in the middle of
+        // `{{ .image }}:{{ .imageTag }}`.
+        let whole = format!("{}:{}", sentinel::repository(self.i), sentinel::tag(self.i));
+        if let Some(suffix) = lines.iter().find_map(|l| reference_after(&l.text, &whole)) {
+            return Err(format!(
+                "the chart writes `{suffix}` after this value in the image, so a digest \
+                 appended to it would land inside the reference"
+            ));
+        }
         if part.decoded {
             return Err(crate::rules::UNSUPPORTED_ESCAPES.to_owned());
         }
@@ -351,6 +360,20 @@ fn text_after<'l>(line: &'l str, tag: &str) -> Option<&'l str> {
     line.match_indices(tag).find_map(|(at, _)| {
         let rest = &line[at + tag.len()..];
         let end = rest.find(|c: char| !is_tag_char(c)).unwrap_or(rest.len());
+        (end > 0).then(|| &rest[..end])
+    })
+}
+
+/// What a rendered reference holds right after `value` (`:8.5.1` in `app:8.5.1`), if
+/// anything.
+fn reference_after<'l>(line: &'l str, value: &str) -> Option<&'l str> {
+    let is_reference_char =
+        |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | ':' | '/' | '@');
+    line.match_indices(value).find_map(|(at, _)| {
+        let rest = &line[at + value.len()..];
+        let end = rest
+            .find(|c: char| !is_reference_char(c))
+            .unwrap_or(rest.len());
         (end > 0).then(|| &rest[..end])
     })
 }

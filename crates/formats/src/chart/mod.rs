@@ -33,7 +33,7 @@ pub use prove::{Expected, prove};
 pub use rendered::{Document, Image, Rendered};
 pub use sentinel::{Render, overrides};
 pub use static_render::{
-    Plan as StaticPlan, StaticRendering, Template, plan as plan_statically,
+    Plan as StaticPlan, StaticRendering, TPL_SOURCE, Template, plan as plan_statically,
     render as render_statically,
 };
 pub use values_json::{ValuesFile, values_json};
@@ -71,10 +71,20 @@ pub fn unseen_findings(
         else {
             continue;
         };
-        if seen || decision.rendered.is_none() || decision.span != candidate.span {
+        let shown = decision.rendered.is_some() || candidate.overlaid;
+        if seen || !shown || decision.span != candidate.span {
             continue;
         }
-        let mut found = crate::common::Found::templated(candidate.span.clone(), &name.text);
+        // An overlay's part of a map no rendering showed: the name and tag it gives.
+        let written = match tag {
+            Some(tag) if candidate.overlaid && !tag.is_empty() => crate::common::Found::inline(
+                candidate.span.clone(),
+                &format!("{}:{}", name.text, tag.text),
+            ),
+            _ => None,
+        };
+        let mut found = written
+            .unwrap_or_else(|| crate::common::Found::templated(candidate.span.clone(), &name.text));
         found.also_lines = [registry, image, tag, digest]
             .into_iter()
             .flatten()

@@ -2,7 +2,7 @@
 //!
 //! Each candidate `i` gets values no chart would hold, so that what a rendering prints can be
 //! traced back: a repository `tpsr{i}z`, a name part `tpsn{i}z`, a registry `tpsg{i}z.invalid`, a
-//! tag `0.0.0-tpst{i}z` and a digest `sha256:` followed by 64 hex digits ending in `i`. The `z` ends
+//! tag `99.0.0-tpst{i}z` and a digest `sha256:` followed by 64 hex digits ending in `i`. The `z` ends
 //! each one, so that `tpsr1z` is not found inside `tpsr12z`.
 
 use serde_json::{Map, Value};
@@ -35,15 +35,16 @@ pub fn registry(i: usize) -> String {
     format!("tpsg{i}z.invalid")
 }
 
-/// A tag that is also a semantic version (`0.0.0-tpst{i}z`): charts compare their image tag
-/// with `semverCompare`, and Helm fails the rendering when it is not one.
+/// A tag that is also a semantic version, and a high one (`99.0.0-tpst{i}z`): charts compare
+/// their image tag with `semverCompare`, Helm fails the rendering when it is not a version,
+/// and charts that check their tag refuse one below a minimum (ingress-nginx wants 0.27.0).
 pub fn tag(i: usize) -> String {
-    format!("0.0.0-tpst{i}z")
+    format!("99.0.0-tpst{i}z")
 }
 
 /// Every sentinel in a rendered text, for [`mask`].
 static SENTINELS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(r"tpsg[0-9]+z\.invalid|0\.0\.0-tpst[0-9]+z|tps[rnt][0-9]+z|d1e5[0-9a-f]{60}")
+    regex::Regex::new(r"tpsg[0-9]+z\.invalid|99\.0\.0-tpst[0-9]+z|tps[rnt][0-9]+z|d1e5[0-9a-f]{60}")
         .expect("a valid pattern")
 });
 

@@ -69,7 +69,14 @@ enum Context<'t> {
     Scoped,
     /// The condition of a block that spans lines.
     Condition,
+    /// Text a template renders with `tpl` (a values string, a file of the chart).
+    Tpl,
 }
+
+/// The prefix of a [`Template`]'s source that marks it as text a chart may render with `tpl`
+/// (its values, its other files) rather than a template: each `.Values` read in it blocks the
+/// map it reads, as no line of a template shows where it goes.
+pub const TPL_SOURCE: &str = "tpl:";
 
 /// A block open at some point of a template.
 #[derive(Clone, Copy)]
@@ -260,7 +267,7 @@ impl<'t> Sources<'_, 't> {
                     lines.extend(more);
                     through.extend(via);
                 }
-                Context::Scoped | Context::Condition => {
+                Context::Scoped | Context::Condition | Context::Tpl => {
                     return Err(format!(
                         "not proven: without Helm, the map is read inside the named template \
                          `{name}`, which {} includes inside a block this reading does not follow",
@@ -324,6 +331,13 @@ fn follow<'t>(
                     at()
                 ));
             }
+            Context::Tpl => {
+                return Err(format!(
+                    "not proven: without Helm, {} reads the map, and the chart renders text \
+                     with `tpl`, which this reading does not follow",
+                    at().trim_start_matches(TPL_SOURCE)
+                ));
+            }
             Context::Condition => {
                 return Err(format!(
                     "not proven: without Helm, a block that spans lines depends on the map at {}",
@@ -345,6 +359,21 @@ fn reads(templates: &[Template]) -> (Vec<Read<'_>>, Vec<Call<'_>>) {
     let mut reads = Vec::new();
     let mut calls = Vec::new();
     for (template, file) in templates.iter().enumerate() {
+        if file.source.starts_with(TPL_SOURCE) {
+            // Only inside actions, and not on comment lines (a values file's examples).
+            let lines = file.text.lines().enumerate().filter(|(_, text)| {
+                find(text, &OPEN).is_some() && !text.trim_start().starts_with('#')
+            });
+            for (line, text) in lines {
+                reads.extend(values_reads(text).into_iter().map(|keys| Read {
+                    template,
+                    line,
+                    keys,
+                    context: Context::Tpl,
+                }));
+            }
+            continue;
+        }
         // The blocks open at the start of each line, and as each action of a line is read.
         let mut open: Vec<Block<'_>> = Vec::new();
         let mut here: Vec<Block<'_>> = Vec::new();

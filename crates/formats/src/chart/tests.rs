@@ -57,11 +57,11 @@ fn renderings() -> Renderings {
             &[
                 &format!("tpsg0z.invalid/tpsr0z@sha256:{h0}"),
                 "tpsr1z:1.29.1",
-                "tpsr2z:0.0.0-tpst2z",
-                "tpsr3z:0.0.0-tpst3z",
-                "tpsr4z:0.0.0-tpst4z",
+                "tpsr2z:99.0.0-tpst2z",
+                "tpsr3z:99.0.0-tpst3z",
+                "tpsr4z:99.0.0-tpst4z",
             ],
-            "---\n# Source: c/templates/cr.yaml\nkind: App\nspec:\n  version: 0.0.0-tpst4z\n",
+            "---\n# Source: c/templates/cr.yaml\nkind: App\nspec:\n  version: 99.0.0-tpst4z\n",
         ),
         names: rendering(
             &[
@@ -110,9 +110,9 @@ fn candidates_are_every_image_map_and_string_with_their_paths() {
         sentinels["image"]["digest"],
         format!("sha256:{}", digest_hex(0))
     );
-    assert_eq!(sentinels["sidecar"]["image"], "tpsr2z:0.0.0-tpst2z");
+    assert_eq!(sentinels["sidecar"]["image"], "tpsr2z:99.0.0-tpst2z");
     // The metrics map's tag is empty: it is given a sentinel all the same.
-    assert_eq!(sentinels["metrics"]["image"]["tag"], "0.0.0-tpst1z");
+    assert_eq!(sentinels["metrics"]["image"]["tag"], "99.0.0-tpst1z");
     let names: serde_json::Value =
         serde_json::from_str(&overrides(&images, Render::Names)).unwrap();
     assert_eq!(names["image"]["digest"], "");
@@ -166,7 +166,7 @@ fn a_template_that_adds_the_sha256_prefix_gets_bare_hex() {
     let images = values_images(Path::new("values.yaml"), values).unwrap();
     let h = digest_hex(0);
     let renderings = Renderings {
-        sentinels: rendering(&[&format!("tpsr0z:0.0.0-tpst0z@sha256:sha256:{h}")], ""),
+        sentinels: rendering(&[&format!("tpsr0z:99.0.0-tpst0z@sha256:sha256:{h}")], ""),
         names: rendering(&["tpsr0z:1.0"], ""),
         undigested: rendering(&["acme/app:1.0"], ""),
     };
@@ -358,7 +358,7 @@ fn decide_one(values: &str, sentinel: &str, named: &str, undigested: &str) -> Ve
 fn a_tag_the_chart_writes_more_after_takes_no_digest() {
     let decisions = decide_one(
         "image:\n  repository: acme/app\n  tag: \"1.0\"\n",
-        "tpsr0z:0.0.0-tpst0z-alpine",
+        "tpsr0z:99.0.0-tpst0z-alpine",
         "tpsr0z:1.0-alpine",
         "acme/app:1.0-alpine",
     );
@@ -372,7 +372,7 @@ fn a_tag_the_chart_writes_more_after_takes_no_digest() {
     // A prefix (`v{{ .tag }}`) and the digest after the tag are no suffix.
     let decisions = decide_one(
         "image:\n  repository: acme/app\n  tag: \"1.0\"\n",
-        "tpsr0z:v0.0.0-tpst0z",
+        "tpsr0z:v99.0.0-tpst0z",
         "tpsr0z:v1.0",
         "acme/app:v1.0",
     );
@@ -411,7 +411,7 @@ fn a_digest_key_without_a_value_gets_a_quoted_digest() {
             };
             let decisions = decide_one(
                 &values,
-                &format!("tpsr0z:0.0.0-tpst0z@sha256:{h}"),
+                &format!("tpsr0z:99.0.0-tpst0z@sha256:{h}"),
                 "tpsr0z:1.0",
                 "acme/app:1.0",
             );
@@ -437,13 +437,13 @@ fn a_digest_key_without_a_value_gets_a_quoted_digest() {
 #[test]
 fn sentinels_never_show_in_a_reason() {
     let h = digest_hex(3);
-    let line = format!("image: \"tpsg1z.invalid/tpsr12z:0.0.0-tpst7z@sha256:{h}\" tpsn4z");
+    let line = format!("image: \"tpsg1z.invalid/tpsr12z:99.0.0-tpst7z@sha256:{h}\" tpsn4z");
     assert_eq!(
         sentinel::mask(&line),
         "image: \"….invalid/…:…@sha256:…\" …".replace("….invalid", "…")
     );
     assert!(sentinel::names_an_image(&line));
-    assert!(!sentinel::names_an_image("version: 0.0.0-tpst7z tpsrz"));
+    assert!(!sentinel::names_an_image("version: 99.0.0-tpst7z tpsrz"));
 }
 
 #[test]
@@ -451,7 +451,7 @@ fn maps_under_other_keys_are_found_when_the_chart_renders_them() {
     let values = "redis:\n  enabled: true\n  repository: redis\n  tag: 7.0.7\nconfig:\n  repository: not-an-image\n";
     let images = values_images(Path::new("values.yaml"), values).unwrap();
     let renderings = Renderings {
-        sentinels: rendering(&["tpsr0z:0.0.0-tpst0z"], ""),
+        sentinels: rendering(&["tpsr0z:99.0.0-tpst0z"], ""),
         names: rendering(&["tpsr0z:7.0.7"], ""),
         undigested: rendering(&["redis:7.0.7"], ""),
     };
