@@ -438,6 +438,19 @@ fn crlf_values_are_pinned_like_lf_ones() {
     }
 }
 
+/// The arguments of `tagpin <args>` against `registry` for ghcr.io, with real Helm, or with
+/// tagpin's own reading of the templates (`--helm none`).
+fn pin_args(args: &[&str], registry: &Registry, helm: bool) -> Vec<String> {
+    let mut all: Vec<String> = args.iter().map(|arg| (*arg).to_owned()).collect();
+    all.extend(registry.mirror_args(["ghcr.io"]));
+    if helm {
+        all.extend(crate::helm::args());
+    } else {
+        all.extend(["--helm".to_owned(), "none".to_owned()]);
+    }
+    all
+}
+
 /// Two charts whose values give `latest` with `pullPolicy: Always`: one passes the value to its
 /// container's `imagePullPolicy`, one writes `Always` itself.
 fn pull_policy_charts(context: &TestContext, crlf: bool) {
@@ -479,15 +492,19 @@ fn latest_pull_policy_sets_a_values_map_s_pull_policy_only_where_the_chart_passe
         let mut registry = Registry::start();
         registry.push("ghcr.io/acme/app:latest", Flavour::Image);
         let digest = registry.pushed()["ghcr.io/acme/app:latest"].clone();
-        let mut args: Vec<String> = ["pin", ".", "--write", "--latest", "pull-policy"]
-            .iter()
-            .map(|arg| (*arg).to_owned())
-            .chain(["--format".to_owned(), "json".to_owned()])
-            .collect();
-        args.extend(registry.mirror_args(["ghcr.io"]));
-        if helm {
-            args.extend(crate::helm::args());
-        }
+        let args = pin_args(
+            &[
+                "pin",
+                ".",
+                "--write",
+                "--latest",
+                "pull-policy",
+                "--format",
+                "json",
+            ],
+            &registry,
+            helm,
+        );
         let run = context.run(args);
         run.assert_code(0);
         let doc = run.json();
@@ -610,14 +627,11 @@ fn embedded_values_are_pinned_when_their_chart_in_the_repository_proves_it() {
         let mut registry = Registry::start();
         registry.push("ghcr.io/acme/app:1.2", Flavour::Image);
         let digest = registry.pushed()["ghcr.io/acme/app:1.2"].clone();
-        let mut args: Vec<String> = ["pin", "clusters", "--write", "--format", "json"]
-            .iter()
-            .map(|arg| (*arg).to_owned())
-            .collect();
-        args.extend(registry.mirror_args(["ghcr.io"]));
-        if helm {
-            args.extend(crate::helm::args());
-        }
+        let args = pin_args(
+            &["pin", "clusters", "--write", "--format", "json"],
+            &registry,
+            helm,
+        );
         let before = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
         let (releases, application) = (
             before("clusters/prod/releases.yaml"),
@@ -756,12 +770,11 @@ fn chart_idioms_of_public_charts_are_pinned_as_helm_renders_them() {
     let mut registry = Registry::start();
     registry.push("ghcr.io/acme/app:1.2", Flavour::Image);
     let digest = registry.pushed()["ghcr.io/acme/app:1.2"].clone();
-    let mut args: Vec<String> = ["pin", ".", "--write", "--format", "json"]
-        .iter()
-        .map(|arg| (*arg).to_owned())
-        .collect();
-    args.extend(registry.mirror_args(["ghcr.io"]));
-    args.extend(crate::helm::args());
+    let args = pin_args(
+        &["pin", ".", "--write", "--format", "json"],
+        &registry,
+        true,
+    );
     let run = context.run(&args);
     run.assert_code(0);
     let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
@@ -837,12 +850,7 @@ fn a_map_another_flag_hides_is_decided_and_proven_with_the_chart_s_own_flags() {
         &pushed["ghcr.io/acme/app:1.2"],
         &pushed["ghcr.io/acme/alt:1.2"],
     );
-    let mut args: Vec<String> = ["pin", ".", "--write"]
-        .iter()
-        .map(|a| (*a).to_owned())
-        .collect();
-    args.extend(registry.mirror_args(["ghcr.io"]));
-    args.extend(crate::helm::args());
+    let args = pin_args(&["pin", ".", "--write"], &registry, true);
     let run = context.run(&args);
     run.assert_code(0);
     let got = std::fs::read_to_string(context.path("c/values.yaml")).unwrap();
@@ -929,16 +937,7 @@ fn an_overlay_that_sets_only_the_tag_is_pinned_in_the_overlay() {
         let mut registry = Registry::start();
         registry.push("ghcr.io/acme/app:1.2", Flavour::Image);
         let digest = registry.pushed()["ghcr.io/acme/app:1.2"].clone();
-        let mut args: Vec<String> = ["pin", ".", "--write"]
-            .iter()
-            .map(|a| (*a).to_owned())
-            .collect();
-        args.extend(registry.mirror_args(["ghcr.io"]));
-        if helm {
-            args.extend(crate::helm::args());
-        } else {
-            args.extend(["--helm".to_owned(), "none".to_owned()]);
-        }
+        let args = pin_args(&["pin", ".", "--write"], &registry, helm);
         let run = context.run(&args);
         run.assert_code(0);
         let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
@@ -994,16 +993,11 @@ fn strings_with_more_after_them_and_tags_tpl_prints_are_left_alone() {
     registry.push("ghcr.io/acme/app:1.2", Flavour::Image);
     registry.push("ghcr.io/acme/app:latest", Flavour::Image);
     for helm in [true, false] {
-        let mut args: Vec<String> = ["pin", ".", "--write", "--format", "json"]
-            .iter()
-            .map(|a| (*a).to_owned())
-            .collect();
-        args.extend(registry.mirror_args(["ghcr.io"]));
-        if helm {
-            args.extend(crate::helm::args());
-        } else {
-            args.extend(["--helm".to_owned(), "none".to_owned()]);
-        }
+        let args = pin_args(
+            &["pin", ".", "--write", "--format", "json"],
+            &registry,
+            helm,
+        );
         let run = context.run(&args);
         run.assert_code(0);
         let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
