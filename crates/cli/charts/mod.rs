@@ -161,7 +161,7 @@ fn learn_file(
             // An overlay that sets only a map's tag decides its image too.
             let base_path = chart.join("values.yaml");
             let base = std::fs::read_to_string(&base_path).unwrap_or_default();
-            chart::overlay_images(&file.path, parsed.text(), &base_path, &base)
+            parsed.overlay_images(&base_path, &base)
         }
         .map_err(|e| e.to_string())?;
         Ok(Source {

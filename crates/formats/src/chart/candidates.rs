@@ -286,10 +286,21 @@ pub fn overlay_images(
     base_text: &str,
 ) -> Result<ValuesImages, Error> {
     let tree = yaml::read(path, text, Mode::Strict)?;
-    let mut images = images_of(&tree, text, path)?;
+    overlay_images_of(&tree, text, path, base_path, base_text)
+}
+
+/// [`overlay_images`] of an overlay read already.
+pub(crate) fn overlay_images_of(
+    tree: &Tree,
+    text: &str,
+    path: &Path,
+    base_path: &Path,
+    base_text: &str,
+) -> Result<ValuesImages, Error> {
+    let mut images = images_of(tree, text, path)?;
     let base = values_images(base_path, base_text)?;
     let doc = Doc {
-        tree: &tree,
+        tree,
         structure: text,
     };
     let Some(Some(root)) = tree.documents.first() else {

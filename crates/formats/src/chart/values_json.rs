@@ -50,6 +50,17 @@ impl ValuesFile {
         super::candidates::images_of(&self.tree, &self.text, &self.path)
     }
 
+    /// See [`super::overlay_images`]: these values laid over the chart's own, `base_text`.
+    pub fn overlay_images(
+        &self,
+        base_path: &Path,
+        base_text: &str,
+    ) -> Result<super::ValuesImages, Error> {
+        super::candidates::overlay_images_of(
+            &self.tree, &self.text, &self.path, base_path, base_text,
+        )
+    }
+
     /// See [`values_json`].
     pub fn json(&self, keys: &BTreeSet<String>) -> Value {
         json_of(&self.tree, &self.text, keys)
