@@ -1010,3 +1010,48 @@ fn strings_with_more_after_them_and_tags_tpl_prints_are_left_alone() {
         );
     }
 }
+
+/// Without Helm: a string read whole by its image line is its value, pinned; a map that text
+/// rendered with `tpl` also reads is still reported (floating, with why), and not written.
+#[test]
+fn without_helm_a_string_read_whole_is_pinned_and_a_map_tpl_reads_is_reported() {
+    let context = TestContext::new();
+    let values = "image: ghcr.io/acme/app:1.2\nside: {repository: ghcr.io/acme/side, tag: \"1.2\"}\nextra: \"{{ .Values.side.tag }}\"\n";
+    context.write_all(
+        &[
+            ("c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 1.0.0\n"),
+            ("c/values.yaml", values),
+            (
+                "c/templates/pod.yaml",
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n  annotations:\n    extra: {{ tpl .Values.extra . | quote }}\nspec:\n  containers:\n    - name: a\n      image: {{ .Values.image }}\n    - name: b\n      image: \"{{ .Values.side.repository }}:{{ .Values.side.tag }}\"\n",
+            ),
+        ],
+        false,
+    );
+    let mut registry = Registry::start();
+    registry.push("ghcr.io/acme/app:1.2", Flavour::Image);
+    registry.push("ghcr.io/acme/side:1.2", Flavour::Image);
+    let digest = registry.pushed()["ghcr.io/acme/app:1.2"].clone();
+    let run = context.run(pin_args(
+        &["pin", ".", "--write", "--format", "json"],
+        &registry,
+        false,
+    ));
+    run.assert_code(0);
+    let got = std::fs::read_to_string(context.path("c/values.yaml")).unwrap();
+    assert_eq!(
+        got,
+        values.replace("app:1.2\n", &format!("app:1.2@{digest}\n")),
+        "{run}"
+    );
+    let doc = run.json();
+    let reason = doc["unsupported"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("renders text with `tpl`"), "{run}");
+    let check = context.run(["check", ".", "--helm", "none"]);
+    check.assert_code(1);
+    assert!(
+        check.stdout.contains("ghcr.io/acme/side:1.2")
+            || check.stderr.contains("ghcr.io/acme/side:1.2"),
+        "{check}"
+    );
+}

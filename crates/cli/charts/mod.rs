@@ -261,10 +261,21 @@ fn render_and_decide(
         Renderer::Helm(helm.clone())
     } else {
         let paths: Vec<Vec<String>> = images.candidates.iter().map(|c| c.path.clone()).collect();
-        Renderer::Static(
-            renderer::StaticChart::read(chart, &paths, source.own_values.as_ref(), &source.values)?
-                .into(),
-        )
+        let strings: Vec<usize> = images
+            .candidates
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| matches!(c.shape, chart::Shape::Inline(_)))
+            .map(|(i, _)| i)
+            .collect();
+        let read = renderer::StaticChart::read(
+            chart,
+            &paths,
+            &strings,
+            source.own_values.as_ref(),
+            &source.values,
+        )?;
+        Renderer::Static(read.into())
     };
     let renderer = &renderer;
     let values: Vec<&Path> = source.values.iter().map(PathBuf::as_path).collect();
@@ -330,7 +341,7 @@ fn render_and_decide(
                 ),
                 None => reason,
             };
-            decision.rendered = None;
+            // What the lines showed stays (the image, for `check`); nothing is written.
             decision.site = EditSite::Unsupported { reason };
         }
     }

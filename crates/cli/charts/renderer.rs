@@ -55,11 +55,12 @@ pub struct StaticChart {
 }
 
 impl StaticChart {
-    /// Reads `chart` for the candidates at `paths`; `own_values` is its values.yaml when the
-    /// caller has read it already.
+    /// Reads `chart` for the candidates at `paths` (those at `strings` are strings, not maps);
+    /// `own_values` is its values.yaml when the caller has read it already.
     pub fn read(
         chart: &Path,
         paths: &[Vec<String>],
+        strings: &[usize],
         own_values: Option<&chart::ValuesFile>,
         overlays: &[PathBuf],
     ) -> Result<Self, String> {
@@ -75,7 +76,7 @@ impl StaticChart {
         if templates.iter().any(|t| uses_tpl(&t.text)) {
             collect_tpl_sources(chart, overlays, &mut templates);
         }
-        let plan = chart::plan_statically(&templates, paths, &subcharts);
+        let plan = chart::plan_statically_for(&templates, paths, strings, &subcharts);
         let values = match own_values {
             Some(values) => values.json(&plan.top_keys),
             None => read_values(&chart.join("values.yaml"), &plan.top_keys)?,

@@ -34,7 +34,7 @@ pub use rendered::{Document, Image, Rendered};
 pub use sentinel::{Render, overrides};
 pub use static_render::{
     Plan as StaticPlan, StaticRendering, TPL_SOURCE, Template, plan as plan_statically,
-    render as render_statically,
+    plan_for as plan_statically_for, render as render_statically,
 };
 pub use values_json::{ValuesFile, values_json};
 
@@ -71,7 +71,17 @@ pub fn unseen_findings(
         else {
             continue;
         };
-        let shown = decision.rendered.is_some() || candidate.overlaid;
+        let shown = match &decision.rendered {
+            // An overlay's tag that the image does not show (the chart renders the base's
+            // digest alone) is nothing of the overlay's to report.
+            Some(rendered) => !candidate.overlaid || rendered.tag().is_some(),
+            // A map an overlay sets the tag of is an image even when the reading could not
+            // follow it; one it followed and found in no image is not reported.
+            None => {
+                candidate.overlaid
+                    && matches!(&decision.site, EditSite::Unsupported { reason } if reason.starts_with("not proven: "))
+            }
+        };
         if seen || !shown || decision.span != candidate.span {
             continue;
         }

@@ -99,9 +99,20 @@ pub struct Plan {
     defines: Defines,
 }
 
-/// Plans the reading of `templates` for the candidates at `paths` (keys from the values root).
-/// `subcharts` are the names of the chart's vendored subcharts.
+/// Plans the reading of `templates` for the candidates at `paths` (keys from the values root),
+/// all of them maps. `subcharts` are the names of the chart's vendored subcharts.
 pub fn plan(templates: &[Template], paths: &[Vec<String>], subcharts: &[String]) -> Plan {
+    plan_for(templates, paths, &[], subcharts)
+}
+
+/// [`plan`], where the candidates whose index `strings` holds are strings (`image:
+/// nginx:1.27`): a read of one of them is its value, not a map passed whole.
+pub fn plan_for(
+    templates: &[Template],
+    paths: &[Vec<String>],
+    strings: &[usize],
+    subcharts: &[String],
+) -> Plan {
     let (reads, calls) = reads(templates);
     let mut plan = Plan {
         defines: defines(templates),
@@ -132,7 +143,12 @@ pub fn plan(templates: &[Template], paths: &[Vec<String>], subcharts: &[String])
             templates,
             calls: &calls,
         };
-        match follow(path, &concerned, &sources, subcharts) {
+        let mut tpl = None;
+        let target = Target {
+            path,
+            string: strings.contains(&i),
+        };
+        match follow(&target, &concerned, &sources, subcharts, &mut tpl) {
             Ok((found, through)) => {
                 for line in found {
                     lines.entry(line).or_default().push(i);
@@ -140,6 +156,11 @@ pub fn plan(templates: &[Template], paths: &[Vec<String>], subcharts: &[String])
                 followed.extend(through);
             }
             Err(reason) => plan.blocked.push((i, reason)),
+        }
+        // Text rendered with `tpl` reads the map: its lines are still evaluated, to show the
+        // image, but nothing is written for it.
+        if let Some(reason) = tpl.filter(|_| !plan.blocked.iter().any(|(b, _)| *b == i)) {
+            plan.blocked.push((i, reason));
         }
     }
     for read in &reads {
@@ -281,14 +302,23 @@ impl<'t> Sources<'_, 't> {
     }
 }
 
-/// The lines that read the candidate at `path` and the named templates followed to them, or
-/// why it cannot be followed.
+/// A candidate to follow: its keys, and whether it is a string rather than a map.
+struct Target<'p> {
+    path: &'p [String],
+    string: bool,
+}
+
+/// The lines that read the candidate `target` and the named templates followed to them, or
+/// why it cannot be followed. A read inside text rendered with `tpl` does not stop the
+/// following: it goes to `tpl`, which blocks the edit.
 fn follow<'t>(
-    path: &[String],
+    target: &Target<'_>,
     reads: &[&Read<'t>],
     sources: &Sources<'_, 't>,
     subcharts: &[String],
+    tpl: &mut Option<String>,
 ) -> Result<Followed<'t>, String> {
+    let path = target.path;
     if path.first().is_some_and(|top| subcharts.contains(top)) {
         return Err(format!(
             "not proven: without Helm, the values under `{}` feed a subchart, whose templates \
@@ -300,9 +330,12 @@ fn follow<'t>(
     let mut through = Vec::new();
     for read in reads {
         let at = || sources.at(read.template, read.line);
-        // `.Values` itself, or a map on the way to this one, passed whole.
-        let whole_above =
-            read.keys.len() <= path.len() && path.iter().zip(&read.keys).all(|(p, k)| p == k);
+        // `.Values` itself, or a map on the way to this one (or this map), passed whole. A
+        // string read is its value.
+        let is_the_string = target.string && read.keys.len() == path.len();
+        let whole_above = read.keys.len() <= path.len()
+            && !is_the_string
+            && path.iter().zip(&read.keys).all(|(p, k)| p == k);
         if whole_above {
             let shown = std::iter::once("Values")
                 .chain(read.keys.iter().copied())
@@ -314,7 +347,8 @@ fn follow<'t>(
                 at()
             ));
         }
-        if !starts_with(&read.keys, path) {
+        let reads_it = starts_with(&read.keys, path) || is_the_string && read.keys == path;
+        if !reads_it {
             continue;
         }
         match read.context {
@@ -332,11 +366,13 @@ fn follow<'t>(
                 ));
             }
             Context::Tpl => {
-                return Err(format!(
-                    "not proven: without Helm, {} reads the map, and the chart renders text \
-                     with `tpl`, which this reading does not follow",
-                    at().trim_start_matches(TPL_SOURCE)
-                ));
+                tpl.get_or_insert_with(|| {
+                    format!(
+                        "not proven: without Helm, {} reads the map, and the chart renders \
+                         text with `tpl`, which this reading does not follow",
+                        at().trim_start_matches(TPL_SOURCE)
+                    )
+                });
             }
             Context::Condition => {
                 return Err(format!(
