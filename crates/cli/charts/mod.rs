@@ -9,6 +9,7 @@
 //! default it is reported with the reason and not written (`unproven_values: key-names` writes
 //! it by its key names). Strings written whole are pinned as for any YAML.
 
+mod decide;
 mod embedded;
 mod helm;
 mod renderer;
@@ -17,9 +18,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use tagpin_formats::chart::{self, Expected, Render, Rendered, Renderings};
+use tagpin_formats::chart::{self, Expected, Rendered};
 use tagpin_formats::{EditSite, Finding};
 
+use decide::render_and_decide;
 pub use helm::Helm;
 use renderer::Renderer;
 
@@ -246,199 +248,6 @@ fn learn_chart(
     })
 }
 
-/// Renders with `helm`, or without it by the static reading. `helm_failed` is why Helm could
-/// not render the chart, when the static reading is the fallback: the reasons it gives say so.
-fn render_and_decide(
-    file: &mut ScannedFile,
-    chart: &Path,
-    source: &Source,
-    helm: Option<&Helm>,
-    helm_failed: Option<&str>,
-    prove: bool,
-) -> Result<ChartValues, String> {
-    let mut images = source.images.clone();
-    let renderer = if let Some(helm) = helm {
-        Renderer::Helm(helm.clone())
-    } else {
-        let paths: Vec<Vec<String>> = images.candidates.iter().map(|c| c.path.clone()).collect();
-        let strings: Vec<usize> = images
-            .candidates
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| matches!(c.shape, chart::Shape::Inline(_)))
-            .map(|(i, _)| i)
-            .collect();
-        let read = renderer::StaticChart::read(
-            chart,
-            &paths,
-            &strings,
-            source.own_values.as_ref(),
-            &source.values,
-        )?;
-        Renderer::Static(read.into())
-    };
-    let renderer = &renderer;
-    let values: Vec<&Path> = source.values.iter().map(PathBuf::as_path).collect();
-    // A rendering, and the maps tagpin's own reading could not follow in it.
-    let render_blocked = |images: &chart::ValuesImages, which: Render| {
-        let output = renderer
-            .render(chart, &values, &chart::overrides(images, which))
-            .map_err(|error| format!("the chart does not render ({error})"))?;
-        Ok::<_, String>((Rendered::parse(&output.text), output.blocked))
-    };
-    let render = |images: &chart::ValuesImages, which: Render| {
-        render_blocked(images, which).map(|(rendered, _)| rendered)
-    };
-    // With every `enabled` flag on the candidates' paths on, more of the chart shows; a chart
-    // may refuse one (a feature that needs values of its own): then each flag is tried alone
-    // and those the chart accepts are kept. What the others keep off is not rendered.
-    let sentinels = match render(&images, Render::Sentinels) {
-        Ok(sentinels) => sentinels,
-        Err(_) if !images.disabled.is_empty() => {
-            let flags = std::mem::take(&mut images.disabled);
-            let accepted: Vec<_> = flags
-                .into_iter()
-                .filter(|flag| {
-                    let alone = chart::ValuesImages {
-                        candidates: images.candidates.clone(),
-                        disabled: vec![flag.clone()],
-                    };
-                    render(&alone, Render::Sentinels).is_ok()
-                })
-                .collect();
-            images.disabled = accepted;
-            render(&images, Render::Sentinels)?
-        }
-        Err(error) => return Err(error),
-    };
-    // The other renderings, and the original values rendered twice for the proof (`pin`).
-    let rest = |images: &chart::ValuesImages, sentinels: Rendered| {
-        let (undigested, blocked) = render_blocked(images, Render::Undigested)?;
-        let renderings = Renderings {
-            sentinels,
-            names: render(images, Render::Names)?,
-            undigested,
-        };
-        let originals = if prove {
-            (
-                render(images, Render::Original)?,
-                render(images, Render::Original)?,
-            )
-        } else {
-            (Rendered::default(), Rendered::default())
-        };
-        Ok::<_, String>((renderings, blocked, originals))
-    };
-    let (renderings, blocked, (original, again)) = rest(&images, sentinels)?;
-    let app_version = app_version(chart);
-    let mut decisions = chart::decide(&images, &renderings, app_version.as_deref());
-    for (i, reason) in blocked {
-        if let Some(decision) = decisions.get_mut(i) {
-            let reason = match helm_failed {
-                Some(helm) => format!(
-                    "not proven: with Helm {helm}; {}",
-                    reason.strip_prefix("not proven: ").unwrap_or(&reason)
-                ),
-                None => reason,
-            };
-            // What the lines showed stays (the image, for `check`); nothing is written.
-            decision.site = EditSite::Unsupported { reason };
-        }
-    }
-    let mut sets = vec![FlagSet {
-        flags: chart::overrides(&images, Render::Original),
-        original,
-        again,
-        decided: (0..decisions.len()).collect(),
-    }];
-    // A flag turned on for one map can switch another map's branch off (`if .alt.enabled`
-    // … `else` the main image): the maps no rendering showed are looked for again with the
-    // chart's own flags, and proven in that setting too. (tagpin's own reading evaluates the
-    // lines whatever blocks enclose them.)
-    let hidden: BTreeSet<usize> = decisions
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| d.rendered.is_none() && hidden_by_flags(&d.site))
-        .map(|(i, _)| i)
-        .collect();
-    if helm.is_some() && !hidden.is_empty() && !images.disabled.is_empty() {
-        let own_flags = chart::ValuesImages {
-            candidates: images.candidates.clone(),
-            disabled: Vec::new(),
-        };
-        let found =
-            render(&own_flags, Render::Sentinels).and_then(|sentinels| rest(&own_flags, sentinels));
-        if let Ok((renderings, _, (original, again))) = found {
-            let again_decided = chart::decide(&own_flags, &renderings, app_version.as_deref());
-            let shown: BTreeSet<usize> = hidden
-                .into_iter()
-                .filter(|i| again_decided[*i].rendered.is_some())
-                .collect();
-            for &i in &shown {
-                decisions[i] = again_decided[i].clone();
-            }
-            sets[0].decided.retain(|i| !shown.contains(i));
-            sets.push(FlagSet {
-                flags: chart::overrides(&own_flags, Render::Original),
-                original,
-                again,
-                decided: shown,
-            });
-        }
-    }
-    // The maps the key-name rules saw: whatever the chart shows of them, they are images.
-    let split_spans: Vec<_> = file
-        .findings
-        .iter()
-        .filter(|f| is_split(&f.site) || f.status == tagpin_formats::Status::Templated)
-        .map(|f| f.span.clone())
-        .collect();
-    let unseen = chart::unseen_findings(&source.text, &images, &decisions, &file.findings);
-    if !unseen.is_empty() {
-        file.findings.extend(unseen);
-        file.findings.sort_by_key(|f| (f.span.start, f.span.end));
-    }
-    chart::apply_within(&mut file.findings, &decisions, &source.within);
-    for finding in file
-        .findings
-        .iter_mut()
-        .filter(|f| split_spans.contains(&f.span))
-    {
-        unknown_tag_floats(finding);
-    }
-    let at = |span: &std::ops::Range<usize>| {
-        file.findings
-            .iter()
-            .find(|finding| finding.span == *span)
-            .map(|finding| (finding.line, finding.column))
-    };
-    let sets = sets
-        .into_iter()
-        .map(|set| FlagSet {
-            decided: set
-                .decided
-                .iter()
-                .filter_map(|i| at(&decisions[*i].span))
-                .collect(),
-            flags: set.flags,
-            original: set.original,
-            again: set.again,
-        })
-        .collect();
-    let drops_tag = decisions
-        .iter()
-        .filter(|d| d.drops_tag)
-        .filter_map(|d| at(&d.span))
-        .collect();
-    Ok(ChartValues {
-        renderer: renderer.clone(),
-        chart: chart.to_owned(),
-        sets,
-        drops_tag,
-        embedded: source.embedded.map(|index| (file.path.clone(), index)),
-    })
-}
-
 /// One edit of a values file, as the proof needs it.
 pub struct PinnedImage<'a> {
     pub line: usize,
@@ -557,14 +366,6 @@ fn leave_split_maps(findings: &mut [Finding], reason: &str) {
         };
         unknown_tag_floats(finding);
     }
-}
-
-/// Whether a decision says the chart showed no image for the map: with other maps' flags on,
-/// it may have been switched off.
-fn hidden_by_flags(site: &EditSite) -> bool {
-    matches!(site, EditSite::Unsupported { reason }
-        if reason.starts_with("the chart's templates do not render this value as an image")
-            || reason.starts_with("the chart renders this value only with other values"))
 }
 
 /// A split map left unwritable whose tag tagpin could not learn (empty, the chart's to fill

@@ -1,0 +1,268 @@
+//! One values source decided by its chart: the renderings (with the `enabled` flags that show
+//! the most, and again with the chart's own where a flag hides a map), the decisions, and
+//! their application to the file's findings.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use tagpin_formats::EditSite;
+use tagpin_formats::chart::{self, Decision, Render, Rendered, Renderings, ValuesImages};
+
+use super::renderer::{self, Renderer};
+use super::{ChartValues, FlagSet, Helm, Source, app_version, is_split, unknown_tag_floats};
+use crate::commands::ScannedFile;
+
+/// Renders with `helm`, or without it by the static reading. `helm_failed` is why Helm could
+/// not render the chart, when the static reading is the fallback: the reasons it gives say so.
+pub(super) fn render_and_decide(
+    file: &mut ScannedFile,
+    chart: &Path,
+    source: &Source,
+    helm: Option<&Helm>,
+    helm_failed: Option<&str>,
+    prove: bool,
+) -> Result<ChartValues, String> {
+    let mut images = source.images.clone();
+    let renderer = match helm {
+        Some(helm) => Renderer::Helm(helm.clone()),
+        None => static_renderer(chart, source)?,
+    };
+    let source_renderer = SourceRenderer {
+        renderer: &renderer,
+        chart,
+        values: source.values.iter().map(PathBuf::as_path).collect(),
+        prove,
+    };
+    let sentinels = source_renderer.sentinels(&mut images)?;
+    let (renderings, blocked, (original, again)) = source_renderer.rest(&images, sentinels)?;
+    let app_version = app_version(chart);
+    let mut decisions = chart::decide(&images, &renderings, app_version.as_deref());
+    for (i, reason) in blocked {
+        if let Some(decision) = decisions.get_mut(i) {
+            let reason = match helm_failed {
+                Some(helm) => format!(
+                    "not proven: with Helm {helm}; {}",
+                    reason.strip_prefix("not proven: ").unwrap_or(&reason)
+                ),
+                None => reason,
+            };
+            // What the lines showed stays (the image, for `check`); nothing is written.
+            decision.site = EditSite::Unsupported { reason };
+        }
+    }
+    let mut sets = vec![FlagSet {
+        flags: chart::overrides(&images, Render::Original),
+        original,
+        again,
+        decided: (0..decisions.len()).collect(),
+    }];
+    if helm.is_some() {
+        source_renderer.with_own_flags(&images, &mut decisions, &mut sets, app_version.as_deref());
+    }
+    apply(file, source, &images, &decisions);
+    let at = |span: &std::ops::Range<usize>| {
+        file.findings
+            .iter()
+            .find(|finding| finding.span == *span)
+            .map(|finding| (finding.line, finding.column))
+    };
+    let sets = sets
+        .into_iter()
+        .map(|set| FlagSet {
+            decided: set
+                .decided
+                .iter()
+                .filter_map(|i| at(&decisions[*i].span))
+                .collect(),
+            flags: set.flags,
+            original: set.original,
+            again: set.again,
+        })
+        .collect();
+    let drops_tag = decisions
+        .iter()
+        .filter(|d| d.drops_tag)
+        .filter_map(|d| at(&d.span))
+        .collect();
+    Ok(ChartValues {
+        renderer: renderer.clone(),
+        chart: chart.to_owned(),
+        sets,
+        drops_tag,
+        embedded: source.embedded.map(|index| (file.path.clone(), index)),
+    })
+}
+
+/// tagpin's own reading of `chart`, planned for the candidates of `source`.
+fn static_renderer(chart: &Path, source: &Source) -> Result<Renderer, String> {
+    let candidates = &source.images.candidates;
+    let paths: Vec<Vec<String>> = candidates.iter().map(|c| c.path.clone()).collect();
+    let strings: Vec<usize> = candidates
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| matches!(c.shape, chart::Shape::Inline(_)))
+        .map(|(i, _)| i)
+        .collect();
+    let read = renderer::StaticChart::read(
+        chart,
+        &paths,
+        &strings,
+        source.own_values.as_ref(),
+        &source.values,
+    )?;
+    Ok(Renderer::Static(read.into()))
+}
+
+/// What renders one values source's chart.
+struct SourceRenderer<'a> {
+    renderer: &'a Renderer,
+    chart: &'a Path,
+    values: Vec<&'a Path>,
+    /// Also render what the proof needs (`pin`).
+    prove: bool,
+}
+
+/// The three renderings of a flag setting, the maps tagpin's own reading could not follow,
+/// and the original values rendered twice (for the proof).
+type Rendered3 = (Renderings, Vec<(usize, String)>, (Rendered, Rendered));
+
+impl SourceRenderer<'_> {
+    /// A rendering, and the maps tagpin's own reading could not follow in it.
+    fn render(
+        &self,
+        images: &ValuesImages,
+        which: Render,
+    ) -> Result<(Rendered, Vec<(usize, String)>), String> {
+        let output = self
+            .renderer
+            .render(self.chart, &self.values, &chart::overrides(images, which))
+            .map_err(|error| format!("the chart does not render ({error})"))?;
+        Ok((Rendered::parse(&output.text), output.blocked))
+    }
+
+    /// The sentinel rendering. With every `enabled` flag on the candidates' paths on, more of
+    /// the chart shows; a chart may refuse one (a feature that needs values of its own): then
+    /// each flag is tried alone and those the chart accepts are kept in `images`. What the
+    /// others keep off is not rendered.
+    fn sentinels(&self, images: &mut ValuesImages) -> Result<Rendered, String> {
+        match self.render(images, Render::Sentinels) {
+            Ok((sentinels, _)) => Ok(sentinels),
+            Err(_) if !images.disabled.is_empty() => {
+                let flags = std::mem::take(&mut images.disabled);
+                let accepted: Vec<_> = flags
+                    .into_iter()
+                    .filter(|flag| {
+                        let alone = ValuesImages {
+                            candidates: images.candidates.clone(),
+                            disabled: vec![flag.clone()],
+                        };
+                        self.render(&alone, Render::Sentinels).is_ok()
+                    })
+                    .collect();
+                images.disabled = accepted;
+                Ok(self.render(images, Render::Sentinels)?.0)
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The renderings after the sentinels, and the originals for the proof.
+    fn rest(&self, images: &ValuesImages, sentinels: Rendered) -> Result<Rendered3, String> {
+        let (undigested, blocked) = self.render(images, Render::Undigested)?;
+        let renderings = Renderings {
+            sentinels,
+            names: self.render(images, Render::Names)?.0,
+            undigested,
+        };
+        let originals = if self.prove {
+            (
+                self.render(images, Render::Original)?.0,
+                self.render(images, Render::Original)?.0,
+            )
+        } else {
+            (Rendered::default(), Rendered::default())
+        };
+        Ok((renderings, blocked, originals))
+    }
+
+    /// A flag turned on for one map can switch another map's branch off (`if .alt.enabled`
+    /// … `else` the main image): the maps no rendering showed are looked for again with the
+    /// chart's own flags, and proven in that setting too (`sets`). tagpin's own reading
+    /// evaluates the lines whatever blocks enclose them, and needs none of this.
+    fn with_own_flags(
+        &self,
+        images: &ValuesImages,
+        decisions: &mut [Decision],
+        sets: &mut Vec<FlagSet<usize>>,
+        app_version: Option<&str>,
+    ) {
+        let hidden: BTreeSet<usize> = decisions
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.rendered.is_none() && hidden_by_flags(&d.site))
+            .map(|(i, _)| i)
+            .collect();
+        if hidden.is_empty() || images.disabled.is_empty() {
+            return;
+        }
+        let own_flags = ValuesImages {
+            candidates: images.candidates.clone(),
+            disabled: Vec::new(),
+        };
+        let found = self
+            .render(&own_flags, Render::Sentinels)
+            .and_then(|(sentinels, _)| self.rest(&own_flags, sentinels));
+        let Ok((renderings, _, (original, again))) = found else {
+            return;
+        };
+        let again_decided = chart::decide(&own_flags, &renderings, app_version);
+        let shown: BTreeSet<usize> = hidden
+            .into_iter()
+            .filter(|i| again_decided[*i].rendered.is_some())
+            .collect();
+        for &i in &shown {
+            decisions[i] = again_decided[i].clone();
+        }
+        sets[0].decided.retain(|i| !shown.contains(i));
+        sets.push(FlagSet {
+            flags: chart::overrides(&own_flags, Render::Original),
+            original,
+            again,
+            decided: shown,
+        });
+    }
+}
+
+/// Whether a decision says the chart showed no image for the map: with other maps' flags on,
+/// it may have been switched off.
+fn hidden_by_flags(site: &EditSite) -> bool {
+    matches!(site, EditSite::Unsupported { reason }
+        if reason.starts_with("the chart's templates do not render this value as an image")
+            || reason.starts_with("the chart renders this value only with other values"))
+}
+
+/// Applies `decisions` to the findings of `file` inside `source`: with findings for the maps
+/// the key-name rules did not see, and the maps they saw that stay unwritten with an unknown
+/// tag counted as floating.
+fn apply(file: &mut ScannedFile, source: &Source, images: &ValuesImages, decisions: &[Decision]) {
+    // The maps the key-name rules saw: whatever the chart shows of them, they are images.
+    let split_spans: Vec<_> = file
+        .findings
+        .iter()
+        .filter(|f| is_split(&f.site) || f.status == tagpin_formats::Status::Templated)
+        .map(|f| f.span.clone())
+        .collect();
+    let unseen = chart::unseen_findings(&source.text, images, decisions, &file.findings);
+    if !unseen.is_empty() {
+        file.findings.extend(unseen);
+        file.findings.sort_by_key(|f| (f.span.start, f.span.end));
+    }
+    chart::apply_within(&mut file.findings, decisions, &source.within);
+    for finding in file
+        .findings
+        .iter_mut()
+        .filter(|f| split_spans.contains(&f.span))
+    {
+        unknown_tag_floats(finding);
+    }
+}
