@@ -238,9 +238,11 @@ fn without_helm_only_what_the_templates_show_is_written_and_it_is_what_helm_prov
     }
 }
 
-/// The Bitnami charts of `../shared/corpus/bitnami` (see its SOURCE.md), with their `common`
-/// dependency vendored into each chart's `charts/` as `helm dependency build` would.
-fn bitnami_corpus(into: &Path) -> bool {
+/// The Bitnami charts of `../shared/corpus/bitnami` (see its SOURCE.md): `vendored`, with
+/// their dependencies in each chart's `charts/` as `helm dependency build` puts them; or else
+/// as their repository holds them, `common` (and `wordpress`'s `mariadb` and `memcached`) a
+/// chart beside the others, in a Git work tree.
+fn bitnami_corpus(into: &Path, vendored: bool) -> bool {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/bitnami/bitnami");
     if !corpus.join("common/Chart.yaml").is_file() {
         // Straight to the process's stderr, past the test harness's capture, so it shows.
@@ -255,20 +257,50 @@ fn bitnami_corpus(into: &Path) -> bool {
         return false;
     }
     copy_tree(&corpus, into);
-    for entry in std::fs::read_dir(into).unwrap() {
-        let chart = entry.unwrap().path();
-        if chart.join("Chart.yaml").is_file() && !chart.ends_with("common") {
-            copy_tree(&corpus.join("common"), &chart.join("charts/common"));
+    if vendored {
+        for entry in std::fs::read_dir(into).unwrap() {
+            let chart = entry.unwrap().path();
+            if chart.join("Chart.yaml").is_file() && !chart.ends_with("common") {
+                copy_tree(&corpus.join("common"), &chart.join("charts/common"));
+            }
         }
+    } else {
+        std::fs::create_dir(into.join(".git")).unwrap();
     }
     true
 }
 
+/// Vendors into `chart` the charts its `Chart.yaml` depends on, from the directory beside it,
+/// and theirs into them: what `helm dependency build` would fetch.
+fn vendor_from_beside(chart: &Path, beside: &Path) {
+    let meta: serde_json::Value =
+        yaml_serde::from_str(&std::fs::read_to_string(chart.join("Chart.yaml")).unwrap()).unwrap();
+    for dependency in meta["dependencies"].as_array().into_iter().flatten() {
+        let name = dependency["name"].as_str().unwrap();
+        let into = chart.join("charts").join(name);
+        if !into.exists() {
+            copy_tree(&beside.join(name), &into);
+            vendor_from_beside(&into, beside);
+        }
+    }
+}
+
 #[test]
 fn every_bitnami_values_edit_renders_as_the_pushed_digest() {
+    bitnami_values_edits_render_as_pushed(true);
+}
+
+/// In bitnami/charts, no chart vendors `common`: it is the chart beside them, which Helm
+/// renders them with once staged, so their values are pinned as when it is vendored.
+#[test]
+fn bitnami_charts_as_their_repository_holds_them_are_rendered_with_the_charts_beside_them() {
+    bitnami_values_edits_render_as_pushed(false);
+}
+
+fn bitnami_values_edits_render_as_pushed(vendored: bool) {
     let context = TestContext::new();
     let root = context.root().to_owned();
-    if !bitnami_corpus(&root) {
+    if !bitnami_corpus(&root, vendored) {
         return;
     }
     let helm = crate::helm::args();
@@ -316,12 +348,25 @@ fn every_bitnami_values_edit_renders_as_the_pushed_digest() {
     // Each values edit renders, with real Helm, as `name:tag@digest` or, where Bitnami's
     // helper drops the tag once a digest is set, `name@digest`; the digest is the one pushed.
     let mut renders = BTreeMap::new();
+    let rendered_tree = tempfile::tempdir().unwrap();
+    let charts = if vendored {
+        root.clone()
+    } else {
+        copy_tree(&root, rendered_tree.path());
+        for entry in std::fs::read_dir(rendered_tree.path()).unwrap() {
+            let chart = entry.unwrap().path();
+            if chart.join("Chart.yaml").is_file() {
+                vendor_from_beside(&chart, rendered_tree.path());
+            }
+        }
+        rendered_tree.path().to_owned()
+    };
     for edit in &values_edits {
         let path = edit["path"].as_str().unwrap();
         let chart = path.split('/').next().unwrap().to_owned();
         let rendered = renders
             .entry(chart.clone())
-            .or_insert_with(|| render_enabled(&root.join(&chart)));
+            .or_insert_with(|| render_enabled(&charts.join(&chart)));
         let (image, tag) = (
             edit["image"].as_str().unwrap(),
             edit["tag"].as_str().unwrap(),
@@ -1054,4 +1099,70 @@ fn without_helm_a_string_read_whole_is_pinned_and_a_map_tpl_reads_is_reported() 
             || check.stderr.contains("ghcr.io/acme/side:1.2"),
         "{check}"
     );
+}
+
+/// A library chart that `Chart.yaml` names by `file://` but `charts/` does not hold (no
+/// `helm dependency build`): its helper is read from where the path points, with Helm (on a
+/// staged copy) and without, so the values are pinned both ways. Beside it, a dependency that
+/// is neither vendored nor in the repository leaves its chart's map reported.
+#[test]
+fn a_file_dependency_left_unbuilt_is_read_from_the_repository() {
+    for helm in [true, false] {
+        let context = TestContext::new();
+        std::fs::create_dir(context.path(".git")).unwrap();
+        let values = "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n";
+        let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n    - name: a\n      image: {{ include \"lib.image\" . }}\n";
+        let helper = "{{- define \"lib.image\" -}}\n{{ printf \"%s:%s\" .Values.image.repository .Values.image.tag | quote }}\n{{- end -}}\n";
+        context.write_all(
+            &[
+                (
+                    "charts/app/Chart.yaml",
+                    "apiVersion: v2\nname: app\nversion: 1.0.0\ndependencies:\n  - name: lib\n    version: 0.x\n    repository: file://../../libs/lib\n",
+                ),
+                ("charts/app/values.yaml", values),
+                ("charts/app/templates/pod.yaml", pod),
+                (
+                    "libs/lib/Chart.yaml",
+                    "apiVersion: v2\nname: lib\nversion: 0.3.0\ntype: library\n",
+                ),
+                ("libs/lib/templates/_image.tpl", helper),
+                (
+                    "charts/other/Chart.yaml",
+                    "apiVersion: v2\nname: other\nversion: 1.0.0\ndependencies:\n  - name: gone\n    version: 1.x\n    repository: oci://charts.example\n",
+                ),
+                ("charts/other/values.yaml", values),
+                (
+                    "charts/other/templates/pod.yaml",
+                    &pod.replace("lib.image", "gone.image"),
+                ),
+            ],
+            false,
+        );
+        let mut registry = Registry::start();
+        registry.push("ghcr.io/acme/app:1.2", Flavour::Image);
+        let digest = registry.pushed()["ghcr.io/acme/app:1.2"].clone();
+        let run = context.run(pin_args(
+            &["pin", ".", "--write", "--format", "json"],
+            &registry,
+            helm,
+        ));
+        run.assert_code(0);
+        let got = std::fs::read_to_string(context.path("charts/app/values.yaml")).unwrap();
+        assert!(
+            got.contains(&format!("tag: \"1.2@{digest}\"")),
+            "helm: {helm}\n{got}\n{run}"
+        );
+        assert!(
+            !context.path("charts/app/charts").exists(),
+            "the chart is staged elsewhere"
+        );
+        let doc = run.json();
+        let left = unsupported(&doc);
+        assert_eq!(left.len(), 1, "helm: {helm}\n{run}");
+        assert_eq!(left[0].0, "charts/other/values.yaml", "{run}");
+        assert_eq!(
+            std::fs::read_to_string(context.path("charts/other/values.yaml")).unwrap(),
+            values
+        );
+    }
 }

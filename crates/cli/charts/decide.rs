@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use tagpin_formats::EditSite;
 use tagpin_formats::chart::{self, Decision, Render, Rendered, Renderings, ValuesImages};
 
+use super::dependencies;
 use super::renderer::{self, Renderer};
 use super::{ChartValues, FlagSet, Helm, Source, app_version, is_split, unknown_tag_floats};
 use crate::commands::ScannedFile;
@@ -24,12 +25,11 @@ pub(super) fn render_and_decide(
 ) -> Result<ChartValues, String> {
     let mut images = source.images.clone();
     let renderer = match helm {
-        Some(helm) => Renderer::Helm(helm.clone()),
+        Some(helm) => Renderer::Helm(helm.clone(), dependencies::stage(chart).into()),
         None => static_renderer(chart, source)?,
     };
     let source_renderer = SourceRenderer {
         renderer: &renderer,
-        chart,
         values: source.values.iter().map(PathBuf::as_path).collect(),
         prove,
     };
@@ -86,7 +86,6 @@ pub(super) fn render_and_decide(
         .collect();
     Ok(ChartValues {
         renderer: renderer.clone(),
-        chart: chart.to_owned(),
         sets,
         drops_tag,
         embedded: source.embedded.map(|index| (file.path.clone(), index)),
@@ -116,7 +115,6 @@ fn static_renderer(chart: &Path, source: &Source) -> Result<Renderer, String> {
 /// What renders one values source's chart.
 struct SourceRenderer<'a> {
     renderer: &'a Renderer,
-    chart: &'a Path,
     values: Vec<&'a Path>,
     /// Also render what the proof needs (`pin`).
     prove: bool,
@@ -135,7 +133,7 @@ impl SourceRenderer<'_> {
     ) -> Result<(Rendered, Vec<(usize, String)>), String> {
         let output = self
             .renderer
-            .render(self.chart, &self.values, &chart::overrides(images, which))
+            .render(&self.values, &chart::overrides(images, which))
             .map_err(|error| format!("the chart does not render ({error})"))?;
         Ok((Rendered::parse(&output.text), output.blocked))
     }

@@ -10,6 +10,7 @@
 //! it by its key names). Strings written whole are pinned as for any YAML.
 
 mod decide;
+mod dependencies;
 mod embedded;
 mod helm;
 mod renderer;
@@ -37,7 +38,6 @@ pub type Charts = BTreeMap<String, Vec<ChartValues>>;
 #[derive(Debug)]
 pub struct ChartValues {
     renderer: Renderer,
-    chart: PathBuf,
     /// The settings of `enabled` flags the maps were decided in, each to be proven in.
     sets: Vec<FlagSet<(usize, usize)>>,
     /// `(line, column)` of the findings whose chart drops the tag when a digest is set.
@@ -282,7 +282,7 @@ impl ChartValues {
             // top, which is the same: the edits change scalars and add keys, they remove none.
             let after = self
                 .renderer
-                .render(&self.chart, &[edited.as_path()], &set.flags)
+                .render(&[edited.as_path()], &set.flags)
                 .map(|output| Rendered::parse(&output.text))
                 .map_err(|error| format!("the chart does not render with the digests ({error})"))?;
             let expected: Vec<Expected> = pinned

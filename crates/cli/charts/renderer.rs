@@ -8,11 +8,13 @@ use serde_json::{Map, Value};
 use tagpin_formats::chart::{self, Template};
 
 use super::Helm;
+use super::dependencies::{self, Staged};
 
 /// A renderer of charts.
 #[derive(Clone, Debug)]
 pub enum Renderer {
-    Helm(Helm),
+    /// Helm, over the chart as staged with the dependencies found in the repository.
+    Helm(Helm, Arc<Staged>),
     /// tagpin's own evaluation of the lines that read the image maps, over a chart read once.
     Static(Arc<StaticChart>),
 }
@@ -25,19 +27,17 @@ pub struct Output {
 }
 
 impl Renderer {
-    /// Renders `chart` with the values files `values` and `overrides` on top (the static
+    /// Renders its chart with the values files `values` and `overrides` on top (the static
     /// reading has read its chart, and planned for the candidates, already).
-    pub fn render(
-        &self,
-        chart: &Path,
-        values: &[&Path],
-        overrides: &str,
-    ) -> Result<Output, String> {
+    pub fn render(&self, values: &[&Path], overrides: &str) -> Result<Output, String> {
         match self {
-            Self::Helm(helm) => helm.render(chart, values, overrides).map(|text| Output {
-                text,
-                blocked: Vec::new(),
-            }),
+            Self::Helm(helm, staged) => {
+                helm.render(staged.path(), values, overrides)
+                    .map(|text| Output {
+                        text,
+                        blocked: Vec::new(),
+                    })
+            }
             Self::Static(chart) => chart.render(values, overrides),
         }
     }
@@ -69,9 +69,11 @@ impl StaticChart {
         let mut subcharts = Vec::new();
         collect_templates(
             chart,
+            &meta,
             &chart_name(chart, &meta),
             &mut templates,
             &mut subcharts,
+            0,
         )?;
         if templates.iter().any(|t| uses_tpl(&t.text)) {
             collect_tpl_sources(chart, overlays, &mut templates);
@@ -189,12 +191,15 @@ fn chart_name(chart: &Path, meta: &Value) -> String {
 }
 
 /// The chart's template files and those of its vendored subcharts (a library chart's helpers
-/// are among them), named as Helm names them; `subcharts` gets the direct subcharts' names.
+/// are among them, and those of the dependencies found in the repository), named as Helm
+/// names them; `subcharts` gets the direct subcharts' names.
 fn collect_templates(
     chart: &Path,
+    meta: &Value,
     name: &str,
     templates: &mut Vec<Template>,
     subcharts: &mut Vec<String>,
+    depth: usize,
 ) -> Result<(), String> {
     let mut stack = vec![(chart.join("templates"), format!("{name}/templates"))];
     while let Some((dir, source)) = stack.pop() {
@@ -216,27 +221,37 @@ fn collect_templates(
             }
         }
     }
-    for entry in std::fs::read_dir(chart.join("charts"))
+    let vendored = std::fs::read_dir(chart.join("charts"))
         .into_iter()
         .flatten()
         .flatten()
-    {
-        let sub: PathBuf = entry.path();
-        if sub.join("Chart.yaml").is_file() {
-            let meta = read_yaml(&sub.join("Chart.yaml"))?;
-            let sub_name = chart_name(&sub, &meta);
-            subcharts.push(sub_name.clone());
-            let mut nested = Vec::new();
-            collect_templates(
-                &sub,
-                &format!("{name}/charts/{sub_name}"),
-                templates,
-                &mut nested,
-            )?;
-        }
+        .map(|entry| entry.path())
+        .filter(|sub| sub.join("Chart.yaml").is_file());
+    // Those Helm would not find in `charts/` but tagpin finds in the repository.
+    let found = dependencies::found(chart, meta).into_iter().map(|d| d.dir);
+    let subs: Vec<PathBuf> = vendored.chain(found).collect();
+    if depth > MAX_SUBCHART_DEPTH {
+        return Err("subcharts nest too deep to read".to_owned());
+    }
+    for sub in subs {
+        let meta = read_yaml(&sub.join("Chart.yaml"))?;
+        let sub_name = chart_name(&sub, &meta);
+        subcharts.push(sub_name.clone());
+        let mut nested = Vec::new();
+        collect_templates(
+            &sub,
+            &meta,
+            &format!("{name}/charts/{sub_name}"),
+            templates,
+            &mut nested,
+            depth + 1,
+        )?;
     }
     Ok(())
 }
+
+/// How deep subcharts (and the dependencies found for them) are read.
+const MAX_SUBCHART_DEPTH: usize = 8;
 
 fn read_yaml(path: &Path) -> Result<Value, String> {
     let text = std::fs::read_to_string(path)

@@ -16,6 +16,7 @@
 //! ```
 
 mod candidates;
+mod constraint;
 mod decide;
 mod embedded;
 mod evaluate;
@@ -27,6 +28,7 @@ mod values_json;
 
 pub use crate::rules::chart_values::ChartSource;
 pub use candidates::{Candidate, Part, Shape, ValuesImages, overlay_images, values_images};
+pub use constraint::satisfies;
 pub use decide::{Decision, Renderings, TagSource, decide};
 pub use embedded::{EmbeddedValues, embedded_values};
 pub use prove::{Expected, prove};

@@ -1,0 +1,316 @@
+//! A chart's dependencies that its `Chart.yaml` declares but its `charts/` directory does not
+//! hold (`helm dependency build` was not run, as in most chart repositories), found in the
+//! repository instead, so that the chart can be rendered and its values proven:
+//!
+//! - a `file://` dependency is the directory it names, when that is inside the repository
+//!   (what `helm dependency build` would copy);
+//! - any other (`oci://`, `https://`, a repository alias) is a chart beside this one with the
+//!   dependency's name and a version its constraint allows: a chart repository publishes its
+//!   library charts from the same tree (bitnami/charts' `common`).
+//!
+//! A dependency found neither way is left missing: Helm then says what it lacks. Helm renders a
+//! staged copy of the chart with the found dependencies in its `charts/`; tagpin's own reading
+//! reads their templates as it reads vendored ones.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// How deep dependencies of dependencies are followed (a cycle of siblings stops here).
+const MAX_DEPTH: usize = 8;
+
+/// The largest chart tree staged for Helm; a larger one is rendered as it is.
+const MAX_STAGED_BYTES: u64 = 64 << 20;
+
+/// A declared dependency missing from `charts/` and found in the repository.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Found {
+    pub name: String,
+    pub dir: PathBuf,
+}
+
+/// The dependencies of the chart at `chart` (with its parsed `Chart.yaml`, `meta`) that
+/// `charts/` does not hold, found in the repository.
+pub(super) fn found(chart: &Path, meta: &Value) -> Vec<Found> {
+    let Some(declared) = meta.get("dependencies").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    declared
+        .iter()
+        .filter_map(|dependency| {
+            let field = |key: &str| dependency.get(key).and_then(Value::as_str);
+            let name = field("name")?;
+            if vendored(chart, name) {
+                return None;
+            }
+            let version = field("version").unwrap_or("*");
+            let dir = match field("repository").and_then(|r| r.strip_prefix("file://")) {
+                Some(path) => inside_repository(chart, &chart.join(path))?,
+                None => beside(chart, name, version)?,
+            };
+            Some(Found {
+                name: name.to_owned(),
+                dir,
+            })
+        })
+        .collect()
+}
+
+/// Whether `charts/` holds the chart `name`: a directory whose `Chart.yaml` names it, or an
+/// archive named `<name>-<version>.tgz`.
+fn vendored(chart: &Path, name: &str) -> bool {
+    std::fs::read_dir(chart.join("charts"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|entry| {
+            let file_name = entry.file_name().to_string_lossy().into_owned();
+            let archive = file_name
+                .strip_suffix(".tgz")
+                .and_then(|stem| stem.strip_prefix(name))
+                .and_then(|rest| rest.strip_prefix('-'))
+                .is_some_and(|version| version.starts_with(|c: char| c.is_ascii_digit()));
+            archive || chart_name(&entry.path()).as_deref() == Some(name)
+        })
+}
+
+/// The `name` of the chart at `dir`, read from its `Chart.yaml`.
+fn chart_name(dir: &Path) -> Option<String> {
+    let meta = read_meta(dir)?;
+    meta.get("name").and_then(Value::as_str).map(str::to_owned)
+}
+
+fn read_meta(dir: &Path) -> Option<Value> {
+    let text = std::fs::read_to_string(dir.join("Chart.yaml")).ok()?;
+    yaml_serde::from_str(&text).ok()
+}
+
+/// The repository root above `chart`: the nearest directory with a `.git`.
+fn repository_root(chart: &Path) -> Option<PathBuf> {
+    let chart = chart.canonicalize().ok()?;
+    chart
+        .ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .map(Path::to_owned)
+}
+
+/// `dir`, when it is a chart inside the repository that holds `chart`.
+fn inside_repository(chart: &Path, dir: &Path) -> Option<PathBuf> {
+    let root = repository_root(chart)?;
+    let dir = dir.canonicalize().ok()?;
+    (dir.starts_with(&root) && dir.join("Chart.yaml").is_file()).then_some(dir)
+}
+
+/// A chart named `name` in the directory holding `chart`, at a version `constraint` allows.
+fn beside(chart: &Path, name: &str, constraint: &str) -> Option<PathBuf> {
+    let chart = chart.canonicalize().ok()?;
+    let root = repository_root(&chart)?;
+    let parent = chart.parent().filter(|parent| parent.starts_with(&root))?;
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(parent)
+        .ok()?
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|dir| *dir != chart)
+        .collect();
+    entries.sort();
+    entries.into_iter().find(|dir| {
+        read_meta(dir).is_some_and(|meta| {
+            let field = |key: &str| meta.get(key).and_then(Value::as_str);
+            field("name") == Some(name)
+                && field("version")
+                    .is_some_and(|version| tagpin_formats::chart::satisfies(version, constraint))
+        })
+    })
+}
+
+/// A chart as Helm renders it: the chart itself, or a copy whose `charts/` holds the
+/// dependencies found in the repository (removed when this is dropped).
+#[derive(Debug)]
+pub(super) struct Staged {
+    path: PathBuf,
+    _copy: Option<tempfile::TempDir>,
+}
+
+impl Staged {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// `chart` ready for Helm. A chart with nothing to add, or one that cannot be copied, is
+/// rendered as it is.
+pub(super) fn stage(chart: &Path) -> Staged {
+    let as_it_is = || Staged {
+        path: chart.to_owned(),
+        _copy: None,
+    };
+    let Some(meta) = read_meta(chart) else {
+        return as_it_is();
+    };
+    if found(chart, &meta).is_empty() {
+        return as_it_is();
+    }
+    let Ok(copy) = tempfile::tempdir() else {
+        return as_it_is();
+    };
+    let name = chart.file_name().unwrap_or_else(|| "chart".as_ref());
+    let path = copy.path().join(name);
+    let mut budget = MAX_STAGED_BYTES;
+    match copy_with_dependencies(chart, &path, &mut budget, 0) {
+        Ok(()) => Staged {
+            path,
+            _copy: Some(copy),
+        },
+        Err(_) => as_it_is(),
+    }
+}
+
+/// Copies the chart at `from` to `to`, and the dependencies found for it into `to/charts/`.
+fn copy_with_dependencies(
+    from: &Path,
+    to: &Path,
+    budget: &mut u64,
+    depth: usize,
+) -> std::io::Result<()> {
+    copy_tree(from, to, budget)?;
+    if depth >= MAX_DEPTH {
+        return Ok(());
+    }
+    let Some(meta) = read_meta(from) else {
+        return Ok(());
+    };
+    for dependency in found(from, &meta) {
+        let into = to.join("charts").join(&dependency.name);
+        if !into.exists() {
+            copy_with_dependencies(&dependency.dir, &into, budget, depth + 1)?;
+        }
+    }
+    Ok(())
+}
+
+/// Copies the regular files and directories under `from` (not `.git`, not symbolic links).
+fn copy_tree(from: &Path, to: &Path, budget: &mut u64) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if kind.is_dir() && entry.file_name() != ".git" {
+            copy_tree(&entry.path(), &target, budget)?;
+        } else if kind.is_file() {
+            let size = entry.metadata()?.len();
+            *budget = budget
+                .checked_sub(size)
+                .ok_or_else(|| std::io::Error::other("the chart is too large to stage for Helm"))?;
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Git work tree at `root` (created) holding `files`.
+    fn repository(root: &Path, files: &[(&str, &str)]) {
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        for (path, text) in files {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+    }
+
+    fn found_at(chart: &Path) -> Vec<Found> {
+        found(chart, &read_meta(chart).unwrap())
+    }
+
+    #[test]
+    fn missing_dependencies_are_found_beside_the_chart_or_at_their_file_path() {
+        let repo = tempfile::tempdir().unwrap();
+        let root = repo.path();
+        let app = "name: app\nversion: 1.0.0\ndependencies:\n\
+             - {name: common, version: 2.x.x, repository: oci://registry.example/charts}\n\
+             - {name: lib, version: 0.1.0, repository: 'file://../../libs/lib'}\n\
+             - {name: vendored, version: 1.x, repository: https://charts.example}\n\
+             - {name: packed, version: 1.x, repository: https://charts.example}\n\
+             - {name: elsewhere, version: 1.x, repository: https://charts.example}\n\
+             - {name: old, version: '>=3', repository: https://charts.example}\n";
+        repository(
+            root,
+            &[
+                ("charts/app/Chart.yaml", app),
+                (
+                    "charts/app/charts/v/Chart.yaml",
+                    "name: vendored\nversion: 1.2.0\n",
+                ),
+                ("charts/app/charts/packed-1.4.0.tgz", ""),
+                (
+                    "charts/common/Chart.yaml",
+                    "name: common\nversion: 2.31.4\n",
+                ),
+                ("charts/old/Chart.yaml", "name: old\nversion: 2.0.0\n"),
+                ("libs/lib/Chart.yaml", "name: lib\nversion: 0.1.0\n"),
+            ],
+        );
+        let canonical = root.canonicalize().unwrap();
+        let found: Vec<(String, PathBuf)> = found_at(&root.join("charts/app"))
+            .into_iter()
+            .map(|f| (f.name, f.dir.strip_prefix(&canonical).unwrap().to_owned()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("common".to_owned(), PathBuf::from("charts/common")),
+                ("lib".to_owned(), PathBuf::from("libs/lib")),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_file_dependency_outside_the_repository_is_not_followed() {
+        let outer = tempfile::tempdir().unwrap();
+        let app = "name: app\nversion: 1.0.0\ndependencies:\n\
+                   - {name: lib, version: '*', repository: 'file://../../lib'}\n";
+        repository(&outer.path().join("repo"), &[("app/Chart.yaml", app)]);
+        std::fs::create_dir(outer.path().join("lib")).unwrap();
+        std::fs::write(
+            outer.path().join("lib/Chart.yaml"),
+            "name: lib\nversion: 1.0.0\n",
+        )
+        .unwrap();
+        assert_eq!(found_at(&outer.path().join("repo/app")), []);
+    }
+
+    #[test]
+    fn a_staged_chart_holds_its_found_dependencies_and_theirs() {
+        let repo = tempfile::tempdir().unwrap();
+        let root = repo.path();
+        repository(
+            root,
+            &[
+                (
+                    "app/Chart.yaml",
+                    "name: app\nversion: 1.0.0\ndependencies:\n- {name: db, version: 1.x, repository: oci://x}\n",
+                ),
+                ("app/templates/a.yaml", "a: 1\n"),
+                (
+                    "db/Chart.yaml",
+                    "name: db\nversion: 1.2.0\ndependencies:\n- {name: common, version: 2.x.x, repository: oci://x}\n",
+                ),
+                ("common/Chart.yaml", "name: common\nversion: 2.0.1\n"),
+            ],
+        );
+        let staged = stage(&root.join("app"));
+        let path = staged.path().to_owned();
+        assert_ne!(path, root.join("app"));
+        assert!(path.join("templates/a.yaml").is_file());
+        assert!(path.join("charts/db/Chart.yaml").is_file());
+        assert!(path.join("charts/db/charts/common/Chart.yaml").is_file());
+        drop(staged);
+        assert!(!path.exists(), "the copy is removed with the staged chart");
+        // Nothing to add: the chart is rendered where it is.
+        assert_eq!(stage(&root.join("common")).path(), root.join("common"));
+    }
+}
