@@ -589,16 +589,16 @@ struct Action<'t> {
 fn actions(text: &str) -> Vec<Action<'_>> {
     let mut out = Vec::new();
     let mut from = 0;
-    while let Some(open) = text[from..].find("{{").map(|i| from + i) {
+    while let Some(open) = find(&text[from..], &OPEN).map(|i| from + i) {
         let after = &text[open + 2..];
         let trims_before = after.starts_with('-') && after[1..].starts_with(char::is_whitespace);
         let inside_start = open + 2 + usize::from(trims_before);
         let rest = &text[inside_start..];
         let close = if rest.trim_start().starts_with("/*") {
             rest.find("*/")
-                .and_then(|c| rest[c..].find("}}").map(|d| c + d))
+                .and_then(|c| find(&rest[c..], &CLOSE).map(|d| c + d))
         } else {
-            rest.find("}}")
+            find(rest, &CLOSE)
         };
         let Some(close) = close.map(|c| inside_start + c) else {
             break;
