@@ -180,9 +180,10 @@ fn without_helm_only_what_the_templates_show_is_written_and_it_is_what_helm_prov
     let run = setup.run(&["pin", ".", "--write", "--format", "json"], false);
     run.assert_code(0);
     let doc = run.json();
-    // The string written whole, the subchart whose template line reads its map directly, and
-    // the prometheus-style chart whose named template (included with `.`, a `$tag` variable,
-    // an `if` over lines) the static reading evaluates whole.
+    // The Bitnami-style maps passed in a `dict` to the chart's helper, the string written
+    // whole, the subchart whose template line reads its map directly, and the
+    // prometheus-style chart whose named template (included with `.`, a `$tag` variable, an
+    // `if` over lines) the static reading evaluates whole.
     let edits: Vec<(&str, u64)> = doc["edits"]
         .as_array()
         .unwrap()
@@ -192,6 +193,8 @@ fn without_helm_only_what_the_templates_show_is_written_and_it_is_what_helm_prov
     assert_eq!(
         edits,
         [
+            ("bitnami-style/values.yaml", 8),
+            ("bitnami-style/values.yaml", 17),
             ("env/prod-values.yaml", 6),
             ("prometheus-sha/values.yaml", 3),
             ("umbrella/charts/sub/values.yaml", 2)
@@ -201,8 +204,8 @@ fn without_helm_only_what_the_templates_show_is_written_and_it_is_what_helm_prov
     let left = unsupported(&doc);
     for (path, reason) in [
         (
-            "bitnami-style/values.yaml",
-            "not proven: without Helm, `.Values.image` is read whole at bitnami-style/templates/deployment.yaml:10",
+            "needs-dependency/values.yaml",
+            "cannot be evaluated (no template named `common.images.image`)",
         ),
         (
             "ingress-style/values.yaml",
@@ -225,10 +228,12 @@ fn without_helm_only_what_the_templates_show_is_written_and_it_is_what_helm_prov
     // Every file is as it was or as the Helm-proven golden has it: no edit Helm would refuse.
     let golden = golden("charts.expected", setup.registry.pushed());
     let after = tree(&root);
-    assert_eq!(
-        after["prometheus-sha/values.yaml"], golden["prometheus-sha/values.yaml"],
-        "the static reading writes what Helm proves"
-    );
+    for path in ["prometheus-sha/values.yaml", "bitnami-style/values.yaml"] {
+        assert_eq!(
+            after[path], golden[path],
+            "{path}: the static reading writes what Helm proves"
+        );
+    }
     for (path, bytes) in &after {
         assert!(
             *bytes == original[path] || *bytes == golden[path],
@@ -930,7 +935,7 @@ fn check_counts_a_split_map_with_an_unknown_tag_as_floating() {
     );
     context.write(
         "chart/templates/pod.yaml",
-        "image: \"{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}{{ ternary \"-x\" \"\" .Values.x }}\"\n",
+        "image: \"{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}{{ .Values.x | b64enc }}\"\n",
     );
     let run = context.run(["check", ".", "--helm", "none", "--format", "json"]);
     run.assert_code(1);
@@ -1101,6 +1106,21 @@ fn without_helm_a_string_read_whole_is_pinned_and_a_map_tpl_reads_is_reported() 
     );
 }
 
+/// `pin . --write` of the tree of `context`, against a registry that holds only
+/// `ghcr.io/acme/app:1.2`, with Helm or without: the run (which succeeded) and that digest.
+fn pin_app(context: &TestContext, helm: bool) -> (crate::context::Run, String) {
+    let mut registry = Registry::start();
+    registry.push("ghcr.io/acme/app:1.2", Flavour::Image);
+    let digest = registry.pushed()["ghcr.io/acme/app:1.2"].clone();
+    let run = context.run(pin_args(
+        &["pin", ".", "--write", "--format", "json"],
+        &registry,
+        helm,
+    ));
+    run.assert_code(0);
+    (run, digest)
+}
+
 /// A library chart that `Chart.yaml` names by `file://` but `charts/` does not hold (no
 /// `helm dependency build`): its helper is read from where the path points, with Helm (on a
 /// staged copy) and without, so the values are pinned both ways. Beside it, a dependency that
@@ -1138,15 +1158,7 @@ fn a_file_dependency_left_unbuilt_is_read_from_the_repository() {
             ],
             false,
         );
-        let mut registry = Registry::start();
-        registry.push("ghcr.io/acme/app:1.2", Flavour::Image);
-        let digest = registry.pushed()["ghcr.io/acme/app:1.2"].clone();
-        let run = context.run(pin_args(
-            &["pin", ".", "--write", "--format", "json"],
-            &registry,
-            helm,
-        ));
-        run.assert_code(0);
+        let (run, digest) = pin_app(&context, helm);
         let got = std::fs::read_to_string(context.path("charts/app/values.yaml")).unwrap();
         assert!(
             got.contains(&format!("tag: \"1.2@{digest}\"")),
@@ -1165,4 +1177,54 @@ fn a_file_dependency_left_unbuilt_is_read_from_the_repository() {
             values
         );
     }
+}
+
+/// Without Helm, a map passed in a `dict` to a helper (the shape of Bitnami's
+/// `common.images.image`: registry default from `(.global).imageRegistry`, a digest that
+/// replaces the tag) is read through the helper, pinned in the form it renders, and real Helm
+/// renders the pinned reference. A map read through a root passed on (`.context.Values`) is
+/// reported, not written.
+#[test]
+fn without_helm_a_map_passed_in_a_dict_to_a_helper_is_pinned_as_helm_renders_it() {
+    let context = TestContext::new();
+    let values = "global:\n  imageRegistry: \"\"\nimage:\n  registry: ghcr.io\n  repository: acme/app\n  tag: \"1.2\"\n  digest: \"\"\nsideImage:\n  repository: ghcr.io/acme/side\n  tag: \"1.2\"\n";
+    let helpers = "{{- define \"c.image\" -}}\n\
+        {{- $registry := default .imageRoot.registry ((.global).imageRegistry) -}}\n\
+        {{- $separator := \":\" -}}\n\
+        {{- $termination := .imageRoot.tag | toString -}}\n\
+        {{- if .imageRoot.digest }}\n\
+        {{- $separator = \"@\" -}}\n\
+        {{- $termination = .imageRoot.digest | toString -}}\n\
+        {{- end -}}\n\
+        {{- printf \"%s/%s%s%s\" $registry .imageRoot.repository $separator $termination -}}\n\
+        {{- end -}}\n\
+        {{- define \"c.side\" -}}{{ .context.Values.sideImage.repository }}:{{ .context.Values.sideImage.tag }}{{- end -}}\n";
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n    - name: a\n      image: {{ include \"c.image\" (dict \"imageRoot\" .Values.image \"global\" .Values.global) }}\n    - name: b\n      image: {{ include \"c.side\" (dict \"context\" $) }}\n";
+    context.write_all(
+        &[
+            ("c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 1.0.0\n"),
+            ("c/values.yaml", values),
+            ("c/templates/_helpers.tpl", helpers),
+            ("c/templates/pod.yaml", pod),
+        ],
+        false,
+    );
+    let (run, digest) = pin_app(&context, false);
+    let got = std::fs::read_to_string(context.path("c/values.yaml")).unwrap();
+    assert_eq!(
+        got,
+        values.replace("digest: \"\"", &format!("digest: \"{digest}\"")),
+        "{run}"
+    );
+    let left = unsupported(&run.json());
+    assert_eq!(left.len(), 1, "{run}");
+    assert!(
+        left[0].2.contains("read through a root passed on"),
+        "{left:?}"
+    );
+    let rendered = render(&context.path("c"));
+    assert!(
+        rendered.contains(&format!("image: ghcr.io/acme/app@{digest}\n")),
+        "{rendered}"
+    );
 }

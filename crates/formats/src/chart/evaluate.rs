@@ -1,10 +1,12 @@
 //! A small evaluator of Go template actions, for the line of a template that builds an image
-//! when no Helm is at hand: field chains (`.Values.image.tag`, `$.Values…`, `.Chart.AppVersion`),
-//! pipelines, string literals, parentheses, `if`/`with`/`else`/`end` closed on the same line,
-//! and the functions image lines use (`default`, `quote`, `printf`, `trimPrefix`…), and
-//! `include`/`template` of a named template, whose body is evaluated whole (its `if` blocks may
-//! span lines) with `.` and `$` the argument. Anything else (variables, `range`, `dict`, a
-//! float) is an error: the caller then writes nothing.
+//! when no Helm is at hand: field chains (`.Values.image.tag`, `$.Values…`, `.Chart.AppVersion`,
+//! `(.global).imageRegistry`), pipelines, string literals, parentheses, variables (`$x :=`,
+//! `$x =`), `if`/`with`/`range`/`else`/`end` closed on the same line, the functions image lines
+//! use (`default`, `quote`, `printf`, `trimPrefix`…) and those that helpers taking a `dict`
+//! use (`dict`, `list`, `ternary`, `hasKey`, `get`, `kindIs`, `append`, `uniq`), and
+//! `include`/`template` of a named template, whose body is evaluated whole (its blocks may span
+//! lines) with `.` and `$` the argument. Anything else (`tpl`, `toYaml`, `nindent`, a float
+//! printed) is an error: the caller then writes nothing.
 
 use serde_json::Value;
 
@@ -100,26 +102,62 @@ fn include(name: &str, arg: &Value, root: &Root<'_>) -> Result<Value, EvalError>
 /// `line` may be a named template's whole body: its blocks may span lines.
 pub fn line(line: &str, root: &Root<'_>) -> Result<String, EvalError> {
     let pieces = pieces(line).ok_or_else(|| "an action is not closed on its line".to_owned())?;
-    let mut out = String::new();
-    let mut blocks: Vec<Block> = Vec::new();
-    let mut vars: Vars = Vec::new();
-    for piece in pieces {
-        let kept = blocks.iter().all(|b| b.keep);
-        let dot = blocks.last().map_or(root.data, |b| &b.dot).clone();
-        let action = match piece {
+    let mut run = Run {
+        root,
+        out: String::new(),
+        blocks: Vec::new(),
+        vars: Vec::new(),
+    };
+    let mut at = 0;
+    while let Some(piece) = pieces.get(at) {
+        at += 1;
+        match piece {
             Piece::Text(text) => {
-                if kept {
-                    out.push_str(text);
+                if run.kept() {
+                    run.out.push_str(text);
                 }
-                continue;
             }
-            Piece::Action(action) if action.starts_with("/*") => continue,
-            Piece::Action(action) => action,
-        };
+            Piece::Action(action) if action.starts_with("/*") => {}
+            Piece::Action(action) => {
+                if let Some(back) = run.action(action, at)? {
+                    at = back;
+                }
+            }
+        }
+    }
+    if !run.blocks.is_empty() {
+        return Err("a block is not closed on its line".to_owned());
+    }
+    Ok(run.out)
+}
+
+/// An evaluation under way: what it printed, the blocks open, the variables in scope.
+struct Run<'r> {
+    root: &'r Root<'r>,
+    out: String,
+    blocks: Vec<Block>,
+    vars: Vars,
+}
+
+impl Run<'_> {
+    /// Whether output here is kept: every block open takes its branch.
+    fn kept(&self) -> bool {
+        self.blocks.iter().all(|b| b.keep)
+    }
+
+    /// Evaluates one action; `next` is the index of the piece after it. Returns where to go
+    /// back to when a `range` goes round again.
+    fn action(&mut self, action: &str, next: usize) -> Result<Option<usize>, EvalError> {
+        let kept = self.kept();
+        let dot = self
+            .blocks
+            .last()
+            .map_or(self.root.data, |b| &b.dot)
+            .clone();
         let env = Env {
             dot: &dot,
-            root,
-            vars: &vars,
+            root: self.root,
+            vars: &self.vars,
         };
         let (word, rest) = action.split_once(' ').unwrap_or((action, ""));
         match word {
@@ -132,69 +170,223 @@ pub fn line(line: &str, root: &Root<'_>) -> Result<String, EvalError> {
                 };
                 let taken = kept && truthy(&value);
                 let inner = if word == "with" && taken { value } else { dot };
-                blocks.push(Block {
+                self.blocks.push(Block {
                     keep: taken,
                     taken: taken || !kept,
                     dot: inner,
-                    vars: vars.len(),
+                    vars: self.vars.len(),
+                    range: None,
                 });
             }
-            "else" => {
-                let parent_live = blocks.iter().rev().skip(1).all(|b| b.keep);
-                let Some(block) = blocks.last_mut() else {
-                    return Err("`else` without `if`".to_owned());
-                };
-                vars.truncate(block.vars);
-                if rest.is_empty() {
-                    block.keep = parent_live && !block.taken;
-                } else if let Some(condition) = rest.strip_prefix("if ") {
-                    let asked = parent_live && !block.taken;
-                    let env = Env {
-                        dot: &dot,
-                        root,
-                        vars: &vars,
-                    };
-                    let taken = asked && truthy(&pipeline(condition, &env)?);
-                    block.keep = taken;
-                    block.taken |= taken;
-                } else {
-                    return Err(format!("`else {rest}` is not supported"));
-                }
-            }
-            "end" => {
-                let block = blocks
-                    .pop()
-                    .ok_or_else(|| "`end` without a block".to_owned())?;
-                vars.truncate(block.vars);
-            }
-            "range" | "define" | "block" | "break" | "continue" => {
+            "range" => self.range(rest, kept, dot, next)?,
+            "else" => return self.otherwise(rest, &dot),
+            "end" => return self.end(),
+            "define" | "block" | "break" | "continue" => {
                 return Err(format!("`{word}` is not supported"));
             }
             _ if !kept => {}
             _ if action.starts_with('$') && assignment(action).is_some() => {
                 let (name, declares, value) = assignment(action).expect("checked");
                 let value = pipeline(value, &env)?;
-                assign(&mut vars, name, declares, value)?;
+                assign(&mut self.vars, name, declares, value)?;
             }
             "template" => {
-                out.push_str(&to_text(&pipeline(&format!("include {rest}"), &env)?)?);
+                let text = to_text(&pipeline(&format!("include {rest}"), &env)?)?;
+                self.out.push_str(&text);
             }
-            _ => out.push_str(&to_text(&pipeline(action, &env)?)?),
+            _ => {
+                let text = to_text(&pipeline(action, &env)?)?;
+                self.out.push_str(&text);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Opens `range [$i, ][$v :=] PIPELINE`, whose body starts at the piece `body`.
+    fn range(&mut self, rest: &str, kept: bool, dot: Value, body: usize) -> Result<(), EvalError> {
+        let (names, collection) = range_variables(rest);
+        let items = if kept {
+            let env = Env {
+                dot: &dot,
+                root: self.root,
+                vars: &self.vars,
+            };
+            range_items(pipeline(collection, &env)?)?
+        } else {
+            Vec::new()
+        };
+        let vars = self.vars.len();
+        let Some(first) = items.first().cloned() else {
+            // Nothing to go over: only an `else` branch is kept.
+            self.blocks.push(Block {
+                keep: false,
+                taken: !kept,
+                dot,
+                vars,
+                range: None,
+            });
+            return Ok(());
+        };
+        self.blocks.push(Block {
+            keep: true,
+            taken: true,
+            dot: first.1.clone(),
+            vars,
+            range: Some(Ranging {
+                body,
+                items,
+                next: 1,
+                names,
+            }),
+        });
+        self.declare_range_variables(first);
+        Ok(())
+    }
+
+    fn declare_range_variables(&mut self, (key, value): (Value, Value)) {
+        let Some(Block {
+            range: Some(ranging),
+            ..
+        }) = self.blocks.last()
+        else {
+            return;
+        };
+        match &ranging.names {
+            (Some(index), Some(element)) => {
+                let (index, element) = (index.clone(), element.clone());
+                self.vars.push((index, key));
+                self.vars.push((element, value));
+            }
+            (Some(element), None) => {
+                let element = element.clone();
+                self.vars.push((element, value));
+            }
+            _ => {}
         }
     }
-    if !blocks.is_empty() {
-        return Err("a block is not closed on its line".to_owned());
+
+    /// At the end of a `range`'s body: the next item, and the piece to go back to.
+    fn next_item(&mut self) -> Option<usize> {
+        let block = self.blocks.last_mut()?;
+        self.vars.truncate(block.vars);
+        let ranging = block.range.as_mut()?;
+        let Some(item) = ranging.items.get(ranging.next).cloned() else {
+            block.range = None;
+            return None;
+        };
+        ranging.next += 1;
+        let body = ranging.body;
+        block.dot = item.1.clone();
+        self.declare_range_variables(item);
+        Some(body)
     }
-    Ok(out)
+
+    fn otherwise(&mut self, rest: &str, dot: &Value) -> Result<Option<usize>, EvalError> {
+        if self.blocks.last().is_some_and(|b| b.range.is_some()) {
+            // The `else` of a `range` ends its body: go round again, or skip the `else`.
+            if let Some(back) = self.next_item() {
+                return Ok(Some(back));
+            }
+            self.blocks.last_mut().expect("a range").keep = false;
+            return Ok(None);
+        }
+        let parent_live = self.blocks.iter().rev().skip(1).all(|b| b.keep);
+        let Some(block) = self.blocks.last_mut() else {
+            return Err("`else` without `if`".to_owned());
+        };
+        self.vars.truncate(block.vars);
+        if rest.is_empty() {
+            block.keep = parent_live && !block.taken;
+        } else if let Some(condition) = rest.strip_prefix("if ") {
+            let asked = parent_live && !block.taken;
+            let env = Env {
+                dot,
+                root: self.root,
+                vars: &self.vars,
+            };
+            let taken = asked && truthy(&pipeline(condition, &env)?);
+            let block = self.blocks.last_mut().expect("checked");
+            block.keep = taken;
+            block.taken |= taken;
+        } else {
+            return Err(format!("`else {rest}` is not supported"));
+        }
+        Ok(None)
+    }
+
+    fn end(&mut self) -> Result<Option<usize>, EvalError> {
+        let ranging = self
+            .blocks
+            .last()
+            .is_some_and(|b| b.range.is_some() && b.keep);
+        if let Some(back) = ranging.then(|| self.next_item()).flatten() {
+            return Ok(Some(back));
+        }
+        let block = self
+            .blocks
+            .pop()
+            .ok_or_else(|| "`end` without a block".to_owned())?;
+        self.vars.truncate(block.vars);
+        Ok(None)
+    }
 }
 
-/// An open `if` or `with`: whether its output is kept, whether a branch was taken, its dot,
-/// and how many variables were declared before it (those after end with it).
+/// An open `if`, `with` or `range`: whether its output is kept, whether a branch was taken,
+/// its dot, how many variables were declared before it (those after end with it), and for a
+/// `range` going round, where.
 struct Block {
     keep: bool,
     taken: bool,
     dot: Value,
     vars: usize,
+    range: Option<Ranging>,
+}
+
+/// A `range` going over its items: `(key or index, value)`s, the next one, the piece its
+/// body starts at, and the variables it declares (`$v` or `$i, $v`).
+struct Ranging {
+    body: usize,
+    items: Vec<(Value, Value)>,
+    next: usize,
+    names: (Option<String>, Option<String>),
+}
+
+/// `$i, $v := PIPELINE` or `$v := PIPELINE` or `PIPELINE`: the names and the pipeline.
+fn range_variables(rest: &str) -> ((Option<String>, Option<String>), &str) {
+    let Some((names, collection)) = rest.split_once(":=") else {
+        return ((None, None), rest);
+    };
+    let names: Vec<String> = names
+        .split(',')
+        .map(|name| name.trim().to_owned())
+        .collect();
+    if !names.iter().all(|n| n.starts_with('$') && n.len() > 1) {
+        return ((None, None), rest);
+    }
+    let mut names = names.into_iter();
+    ((names.next(), names.next()), collection.trim())
+}
+
+/// What `range` goes over: a list's items by index, a map's by key (in key order, as Go
+/// does), nothing for nil.
+fn range_items(value: Value) -> Result<Vec<(Value, Value)>, EvalError> {
+    match value {
+        Value::Null => Ok(Vec::new()),
+        Value::Array(items) => Ok(items
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (Value::from(i), v))
+            .collect()),
+        Value::Object(map) => {
+            let mut items: Vec<(Value, Value)> = map
+                .into_iter()
+                .map(|(k, v)| (Value::String(k), v))
+                .collect();
+            items.sort_by(|a, b| a.0.as_str().cmp(&b.0.as_str()));
+            Ok(items)
+        }
+        _ => Err("`range` over a value that is not a list or a map".to_owned()),
+    }
 }
 
 /// The variables in scope, innermost last.
@@ -275,6 +467,8 @@ enum Token {
     Open,
     Close,
     Pipe,
+    /// Fields of what a parenthesis gave: `(.global).imageRegistry`.
+    Chain(String),
 }
 
 fn lex(text: &str) -> Result<Vec<Token>, EvalError> {
@@ -319,7 +513,10 @@ fn lex(text: &str) -> Result<Vec<Token>, EvalError> {
                 while chars.peek().is_some_and(|&(i, _)| i < end) {
                     chars.next();
                 }
-                tokens.push(if word.starts_with('.') || word.starts_with('$') {
+                let after_close = tokens.last() == Some(&Token::Close) && text[..at].ends_with(')');
+                tokens.push(if after_close && word.starts_with('.') {
+                    Token::Chain(word.to_owned())
+                } else if word.starts_with('.') || word.starts_with('$') {
                     Token::Field(word.to_owned())
                 } else if let Ok(n) = word.parse::<i64>() {
                     Token::Int(n)
@@ -390,13 +587,23 @@ fn operand(tokens: &[Token], at: &mut usize, env: &Env<'_>) -> Result<Value, Eva
         Token::Int(n) => Ok(Value::from(*n)),
         Token::Field(path) => field(path, env),
         Token::Open => {
-            let value = parse_pipeline(tokens, at, env)?;
+            let mut value = parse_pipeline(tokens, at, env)?;
             if tokens.get(*at) != Some(&Token::Close) {
                 return Err("a parenthesis is not closed".to_owned());
             }
             *at += 1;
+            if let Some(Token::Chain(path)) = tokens.get(*at) {
+                *at += 1;
+                value = fields(&value, path, path)?.clone();
+                if value.as_str() == Some(super::values_json::UNTYPED) {
+                    return Err(format!("`{path}` may be typed otherwise by Helm"));
+                }
+            }
             Ok(value)
         }
+        Token::Chain(path) => Err(format!(
+            "`{path}` after something that is not a parenthesis"
+        )),
         Token::Word(word) => match word.as_str() {
             "true" => Ok(Value::Bool(true)),
             "false" => Ok(Value::Bool(false)),
@@ -427,17 +634,36 @@ fn field(path: &str, env: &Env<'_>) -> Result<Value, EvalError> {
     } else {
         (env.dot, path)
     };
-    for key in rest.split('.').filter(|key| !key.is_empty()) {
+    value = fields(value, rest, path)?;
+    if value.as_str() == Some(super::values_json::UNTYPED) {
+        return Err(format!("`{path}` may be typed otherwise by Helm"));
+    }
+    Ok(value.clone())
+}
+
+/// The value at the dotted `keys` under `value` (nil for a missing key, as Helm renders it);
+/// `path` is how the read was written, for the error.
+fn fields<'v>(mut value: &'v Value, keys: &str, path: &str) -> Result<&'v Value, EvalError> {
+    for key in keys.split('.').filter(|key| !key.is_empty()) {
         value = match value {
             Value::Object(map) => map.get(key).unwrap_or(&Value::Null),
             Value::Null => &Value::Null,
             _ => return Err(format!("`{path}` reads a field of a scalar")),
         };
     }
-    if value.as_str() == Some(super::values_json::UNTYPED) {
-        return Err(format!("`{path}` may be typed otherwise by Helm"));
+    Ok(value)
+}
+
+/// `Ok` when the function `name` has `n` arguments.
+fn arity(name: &str, args: &[Value], n: usize) -> Result<(), EvalError> {
+    if args.len() == n {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{name}` with {} arguments is not supported",
+            args.len()
+        ))
     }
-    Ok(value.clone())
 }
 
 fn text_arg(value: &Value) -> Result<String, EvalError> {
@@ -445,16 +671,7 @@ fn text_arg(value: &Value) -> Result<String, EvalError> {
 }
 
 fn call(name: &str, args: Vec<Value>) -> Result<Value, EvalError> {
-    let arity = |n: usize| {
-        if args.len() == n {
-            Ok(())
-        } else {
-            Err(format!(
-                "`{name}` with {} arguments is not supported",
-                args.len()
-            ))
-        }
-    };
+    let arity = |n: usize| arity(name, &args, n);
     let string = |s: String| Ok(Value::String(s));
     match name {
         "default" => {
@@ -514,6 +731,87 @@ fn call(name: &str, args: Vec<Value>) -> Result<Value, EvalError> {
             Ok(Value::Bool(same == (name == "eq")))
         }
         "coalesce" => Ok(args.into_iter().find(|a| !empty(a)).unwrap_or(Value::Null)),
+        _ => collections(name, args),
+    }
+}
+
+/// The functions that build and read lists and maps (Sprig's, as helpers that take a `dict`
+/// use them).
+fn collections(name: &str, args: Vec<Value>) -> Result<Value, EvalError> {
+    let arity = |n: usize| arity(name, &args, n);
+    match name {
+        "dict" => {
+            if args.len() % 2 == 1 {
+                return Err("`dict` with a key and no value".to_owned());
+            }
+            let mut map = serde_json::Map::new();
+            let mut args = args.into_iter();
+            while let (Some(key), Some(value)) = (args.next(), args.next()) {
+                map.insert(text_arg(&key)?, value);
+            }
+            Ok(Value::Object(map))
+        }
+        "list" => Ok(Value::Array(args)),
+        "ternary" => {
+            arity(3)?;
+            let [yes, no, condition]: [Value; 3] = args.try_into().expect("three");
+            Ok(if truthy(&condition) { yes } else { no })
+        }
+        "hasKey" | "get" => {
+            arity(2)?;
+            let Value::Object(map) = &args[0] else {
+                return Err(format!("`{name}` of a value that is not a map"));
+            };
+            let key = text_arg(&args[1])?;
+            Ok(match name {
+                "hasKey" => Value::Bool(map.contains_key(&key)),
+                _ => map
+                    .get(&key)
+                    .cloned()
+                    .unwrap_or(Value::String(String::new())),
+            })
+        }
+        "kindIs" => {
+            arity(2)?;
+            let kind = match &args[1] {
+                Value::Null => "invalid",
+                Value::Bool(_) => "bool",
+                Value::String(_) => "string",
+                Value::Array(_) => "slice",
+                Value::Object(_) => "map",
+                // Helm reads a values file through JSON: every number is a float64.
+                Value::Number(_) => "float64",
+            };
+            Ok(Value::Bool(text_arg(&args[0])? == kind))
+        }
+        "append" => {
+            arity(2)?;
+            let [list, item]: [Value; 2] = args.try_into().expect("two");
+            match list {
+                Value::Array(mut items) => {
+                    items.push(item);
+                    Ok(Value::Array(items))
+                }
+                Value::Null => Ok(Value::Array(vec![item])),
+                _ => Err("`append` to a value that is not a list".to_owned()),
+            }
+        }
+        "uniq" => {
+            arity(1)?;
+            let Value::Array(items) = &args[0] else {
+                return Err("`uniq` of a value that is not a list".to_owned());
+            };
+            let mut kept: Vec<Value> = Vec::new();
+            for item in items {
+                if !kept.contains(item) {
+                    kept.push(item.clone());
+                }
+            }
+            Ok(Value::Array(kept))
+        }
+        "print" if args.iter().all(Value::is_string) => Ok(Value::String(
+            args.iter().filter_map(Value::as_str).collect(),
+        )),
         _ => Err(format!("the function `{name}` is not supported")),
     }
 }
@@ -622,6 +920,26 @@ mod tests {
                 Ok("a"),
             ),
             ("image: {{ $x }}", Err("the variable `$x` is not declared")),
+            (
+                "{{ $r := default .Values.image.registry ((.Values.global).imageRegistry) }}{{ $d := dict \"root\" .Values.image \"n\" \"x\" }}{{ printf \"%s/%s@%s\" ($r | default \"docker.io\") $d.root.repository (ternary \"y\" \"n\" (hasKey $d \"n\")) }}",
+                Ok("docker.io/ghcr.io/acme/app@y"),
+            ),
+            (
+                "{{ $l := list }}{{ range $i, $v := list \"a\" \"b\" \"a\" }}{{ $l = append $l $v }}[{{ $i }}{{ . }}]{{ end }}{{ range $l | uniq }}{{ . }}{{ end }}",
+                Ok("[0a][1b][2a]ab"),
+            ),
+            (
+                "{{ range .Values.none }}x{{ else }}empty{{ end }}{{ range $k, $v := .Values.image }}{{ if kindIs \"string\" $v }}{{ $k }},{{ end }}{{ end }}",
+                Ok("emptydigest,repository,tag,"),
+            ),
+            (
+                "{{ range .Values.image.repository }}{{ end }}",
+                Err("`range` over a value that is not a list or a map"),
+            ),
+            (
+                "{{ (.Values.image).n.x }}",
+                Err("`.n.x` reads a field of a scalar"),
+            ),
             (
                 "{{ $x = 1 }}",
                 Err("the variable `$x` is assigned before it is declared"),

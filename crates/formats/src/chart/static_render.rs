@@ -8,12 +8,19 @@
 //! also through other named templates): those lines are evaluated, the named template's body
 //! whole.
 //!
+//! A map passed whole to a named template (`include "lib.image" (dict "imageRoot"
+//! .Values.image)`) is read by the template, and the line is evaluated with it. A read inside
+//! a named template that no rendered line includes (only `NOTES.txt`, or nothing) never
+//! happens, and neither does one in a comment.
+//!
 //! It is conservative: a map is **blocked** (the caller writes nothing for it, with the reason)
 //! when any template reads it in a way a line cannot show: the map or a map above it passed
-//! whole (to a helper, to `with`, to `toYaml`), `.Values` passed whole, a value read inside a
+//! whole other than to a named template (to `with`, to `toYaml`), a value read inside a
 //! `with`/`range` block or inside a named template included with another argument than `.`
-//! (or from such a block), a condition on it that spans lines, or a line the evaluator cannot
-//! evaluate. Files of vendored subcharts are read too (a library chart's
+//! (or from such a block), read into a variable at the top of a file, read through a root
+//! passed on (`.context.Values…`), in a file another includes whole by its path
+//! (`include (print $.Template.BasePath "/cm.yaml")`), a condition on it that spans lines, or
+//! a line the evaluator cannot evaluate. Files of vendored subcharts are read too (a library chart's
 //! helper is one), and a map under a subchart's name is blocked: its templates see it under
 //! another path.
 
@@ -48,6 +55,10 @@ struct Read<'t> {
     /// In an action that opens a block on this line and does not close it there, or in a
     /// named template, or inside `with`/`range`.
     context: Context<'t>,
+    /// Passed to a named template (`include "x" (dict "image" .Values.image)`).
+    argument: bool,
+    /// The named template the read is in, if any.
+    define: Option<&'t str>,
 }
 
 /// An `include` or `template` of a named template: where, and whether with `.` or `$`.
@@ -71,6 +82,11 @@ enum Context<'t> {
     Condition,
     /// Text a template renders with `tpl` (a values string, a file of the chart).
     Tpl,
+    /// Assigned to a variable at the top of a template file: its uses on other lines show no
+    /// read.
+    Assigned,
+    /// Read through a root passed on (`.context.Values.image`, `$root.Values.image`).
+    Indirect,
 }
 
 /// The prefix of a [`Template`]'s source that marks it as text a chart may render with `tpl`
@@ -113,7 +129,11 @@ pub fn plan_for(
     strings: &[usize],
     subcharts: &[String],
 ) -> Plan {
-    let (reads, calls) = reads(templates);
+    let (mut reads, calls) = reads(templates);
+    // A read in a named template that nothing rendered includes never happens.
+    if let Some(live) = live_defines(&calls) {
+        reads.retain(|read| read.define.is_none_or(|name| live.contains(name)));
+    }
     let mut plan = Plan {
         defines: defines(templates),
         ..Plan::default()
@@ -240,6 +260,14 @@ struct Sources<'a, 't> {
 }
 
 impl<'t> Sources<'_, 't> {
+    /// A call that includes the file `template` whole by its path.
+    fn including_file(&self, template: usize) -> Option<&Call<'t>> {
+        let source = &self.templates[template].source;
+        self.calls
+            .iter()
+            .find(|call| call.name.starts_with('/') && source.ends_with(call.name))
+    }
+
     fn at(&self, template: usize, line: usize) -> String {
         format!("{}:{}", self.templates[template].source, line + 1)
     }
@@ -288,7 +316,11 @@ impl<'t> Sources<'_, 't> {
                     lines.extend(more);
                     through.extend(via);
                 }
-                Context::Scoped | Context::Condition | Context::Tpl => {
+                Context::Scoped
+                | Context::Condition
+                | Context::Tpl
+                | Context::Assigned
+                | Context::Indirect => {
                     return Err(format!(
                         "not proven: without Helm, the map is read inside the named template \
                          `{name}`, which {} includes inside a block this reading does not follow",
@@ -336,7 +368,9 @@ fn follow<'t>(
         let whole_above = read.keys.len() <= path.len()
             && !is_the_string
             && path.iter().zip(&read.keys).all(|(p, k)| p == k);
-        if whole_above {
+        // Passed whole to a named template, it is read there, and the line evaluated shows how.
+        let passed_on = whole_above && read.argument;
+        if whole_above && !passed_on {
             let shown = std::iter::once("Values")
                 .chain(read.keys.iter().copied())
                 .collect::<Vec<_>>()
@@ -347,9 +381,18 @@ fn follow<'t>(
                 at()
             ));
         }
-        let reads_it = starts_with(&read.keys, path) || is_the_string && read.keys == path;
+        let reads_it =
+            starts_with(&read.keys, path) || is_the_string && read.keys == path || passed_on;
         if !reads_it {
             continue;
+        }
+        if let Some(call) = sources.including_file(read.template) {
+            return Err(format!(
+                "not proven: without Helm, {} reads the map, and {} includes that file whole \
+                 (`$.Template.BasePath`), which this reading does not follow",
+                at(),
+                sources.at(call.template, call.line)
+            ));
         }
         match read.context {
             Context::Line => lines.push((read.template, read.line)),
@@ -380,6 +423,20 @@ fn follow<'t>(
                     at()
                 ));
             }
+            Context::Indirect => {
+                return Err(format!(
+                    "not proven: without Helm, the map is read through a root passed on \
+                     (`….Values`) at {}, which this reading does not follow",
+                    at()
+                ));
+            }
+            Context::Assigned => {
+                return Err(format!(
+                    "not proven: without Helm, the map is read into a variable at {}, whose \
+                     uses on other lines this reading does not follow",
+                    at()
+                ));
+            }
         }
     }
     Ok((lines, through))
@@ -401,11 +458,21 @@ fn reads(templates: &[Template]) -> (Vec<Read<'_>>, Vec<Call<'_>>) {
                 find(text, &OPEN).is_some() && !text.trim_start().starts_with('#')
             });
             for (line, text) in lines {
-                reads.extend(values_reads(text).into_iter().map(|keys| Read {
+                // What it includes, `tpl` renders somewhere no line shows.
+                calls.extend(calls_in(text).into_iter().map(|(name, root_context)| Call {
                     template,
                     line,
-                    keys,
+                    name,
+                    root_context,
                     context: Context::Tpl,
+                }));
+                reads.extend(values_reads(text).into_iter().map(|read| Read {
+                    template,
+                    line,
+                    keys: read.keys,
+                    context: Context::Tpl,
+                    argument: false,
+                    define: None,
                 }));
             }
             continue;
@@ -415,7 +482,13 @@ fn reads(templates: &[Template]) -> (Vec<Read<'_>>, Vec<Call<'_>>) {
         let mut here: Vec<Block<'_>> = Vec::new();
         // Inside an action that began on an earlier line and has not ended yet.
         let mut in_action = false;
+        // Inside a comment over several lines (`{{/*` … `*/}}`): its examples are no reads.
+        let mut in_comment = false;
         for (line, text) in file.text.lines().enumerate() {
+            if in_comment {
+                in_comment = !text.contains("*/");
+                continue;
+            }
             if in_action {
                 // The rest of an action over several lines: what it reads, it reads in a way
                 // no line shows, which blocks it.
@@ -428,6 +501,10 @@ fn reads(templates: &[Template]) -> (Vec<Read<'_>>, Vec<Call<'_>>) {
                 continue;
             }
             let Some(pieces) = evaluate::pieces(text) else {
+                if opens_comment(text) {
+                    in_comment = true;
+                    continue;
+                }
                 // An action over several lines starts here: read as scoped, which blocks what
                 // it reads.
                 in_action = true;
@@ -437,8 +514,9 @@ fn reads(templates: &[Template]) -> (Vec<Read<'_>>, Vec<Call<'_>>) {
             let actions: Vec<&str> = pieces
                 .into_iter()
                 .filter_map(|p| match p {
-                    Piece::Action(a) => Some(a),
-                    Piece::Text(_) => None,
+                    // A comment reads nothing, whatever its words.
+                    Piece::Action(a) if !a.starts_with("/*") => Some(a),
+                    Piece::Action(_) | Piece::Text(_) => None,
                 })
                 .collect();
             here.clear();
@@ -455,12 +533,28 @@ fn reads(templates: &[Template]) -> (Vec<Read<'_>>, Vec<Call<'_>>) {
                     other => other,
                 };
                 enter(&mut here, action);
-                for keys in values_reads(action) {
+                // Where the argument of a named template's call starts: a map read after it is
+                // passed to the template, which the line's evaluation follows.
+                let arguments_from = calls_start(action);
+                let in_define = match context {
+                    Context::Define(name) => Some(name),
+                    _ => None,
+                };
+                for read in values_reads(action) {
+                    let context = if read.indirect {
+                        Context::Indirect
+                    } else if context == Context::Line && assigns(action) {
+                        Context::Assigned
+                    } else {
+                        context
+                    };
                     reads.push(Read {
                         template,
                         line,
-                        keys,
+                        keys: read.keys,
                         context,
+                        argument: arguments_from.is_some_and(|from| read.at > from),
+                        define: in_define,
                     });
                 }
                 calls.extend(
@@ -531,7 +625,11 @@ fn calls_in(action: &str) -> Vec<(&str, bool)> {
                 continue;
             }
             let Some(quoted) = after.strip_prefix('"') else {
-                calls.push((COMPUTED, false));
+                // A name computed by a pipeline, a variable or a field; a word after `include`
+                // is no call of it.
+                if after.starts_with(['(', '$', '.']) {
+                    calls.push((included_file(after).unwrap_or(COMPUTED), false));
+                }
                 continue;
             };
             let Some(end) = quoted.find('"') else { break };
@@ -545,6 +643,69 @@ fn calls_in(action: &str) -> Vec<(&str, bool)> {
         }
     }
     calls
+}
+
+/// The named templates that the templates' own lines include, directly or through other named
+/// templates (`NOTES.txt` is not read: `helm template` does not render it). `None` when a
+/// template is included by a computed name: any may be.
+fn live_defines<'t>(calls: &[Call<'t>]) -> Option<std::collections::BTreeSet<&'t str>> {
+    let mut live = std::collections::BTreeSet::new();
+    let mut queue: Vec<&str> = Vec::new();
+    let live_call = |call: &Call<'t>, live: &std::collections::BTreeSet<&str>| match call.context {
+        Context::Define(outer) => live.contains(outer),
+        _ => true,
+    };
+    loop {
+        for call in calls {
+            if !live.contains(call.name) && live_call(call, &live) {
+                if call.name == COMPUTED {
+                    return None;
+                }
+                queue.push(call.name);
+            }
+        }
+        if queue.is_empty() {
+            return Some(live);
+        }
+        live.extend(queue.drain(..));
+    }
+}
+
+/// Where the first call of a named template by its name (`include "x"`, `template "x"`)
+/// starts in `action`.
+fn calls_start(action: &str) -> Option<usize> {
+    [&*INCLUDE, &*TEMPLATE]
+        .into_iter()
+        .filter_map(|finder| {
+            let at = find(action, finder)?;
+            let before = action[..at].chars().next_back();
+            let literal = action[at + finder.needle().len()..]
+                .trim_start()
+                .starts_with('"');
+            (literal && !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                .then_some(at)
+        })
+        .min()
+}
+
+/// Whether `text`'s last action is a comment that it does not close (`{{/*`, `{{- /*`).
+fn opens_comment(text: &str) -> bool {
+    let Some(open) = text.rfind("{{") else {
+        return false;
+    };
+    let inside = text[open + 2..].trim_start_matches('-').trim_start();
+    inside.starts_with("/*") && !inside.contains("*/")
+}
+
+/// Whether `action` assigns a variable (`$x := …`, `$x = …`).
+fn assigns(action: &str) -> bool {
+    let Some(rest) = action.strip_prefix('$') else {
+        return false;
+    };
+    let rest = rest
+        .trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        .trim_start();
+    rest.starts_with(":=") || rest.starts_with('=') && !rest.starts_with("==")
 }
 
 /// Searchers built once: the reading searches every action of every template for these.
@@ -563,16 +724,30 @@ fn find(text: &str, finder: &memmem::Finder<'_>) -> Option<usize> {
     finder.find(text.as_bytes())
 }
 
+/// The file a call includes by its path (`include (print $.Template.BasePath "/cm.yaml") .`,
+/// the checksum idiom), from the call's argument: `/cm.yaml`. Every template file is a named
+/// template by its path, and no `define` names one with a leading `/`.
+fn included_file(argument: &str) -> Option<&str> {
+    let close = argument.find(')').unwrap_or(argument.len());
+    let within = &argument[..close];
+    let after = &within[within.find(".Template.BasePath")?..];
+    let literal = &after[after.find('"')? + 1..];
+    let name = &literal[..literal.find('"')?];
+    name.starts_with('/').then_some(name)
+}
+
 /// The name of a call whose name is computed: it may be any named template.
 const COMPUTED: &str = "";
 
 /// Records the reads in `text` as scoped: they block the maps they read.
 fn push_scoped<'t>(reads: &mut Vec<Read<'t>>, template: usize, line: usize, text: &'t str) {
-    reads.extend(values_reads(text).into_iter().map(|keys| Read {
+    reads.extend(values_reads(text).into_iter().map(|read| Read {
         template,
         line,
-        keys,
+        keys: read.keys,
         context: Context::Scoped,
+        argument: false,
+        define: None,
     }));
 }
 
@@ -677,18 +852,25 @@ fn first_word(action: &str) -> &str {
     action.split_whitespace().next().unwrap_or_default()
 }
 
+/// A read of `.Values` in an action: the keys after it, where it starts, and whether it is
+/// read through something else than the root (`$ctx.Values.a`, `.context.Values.a`: a root
+/// passed on in a `dict`, whose reads no line shows).
+struct ValuesRead<'t> {
+    keys: Vec<&'t str>,
+    at: usize,
+    indirect: bool,
+}
+
 /// The key chains after each `.Values` in `action` (`$.Values.a.b` and `.Values.a.b` give
 /// `[a, b]`; `.Values` alone gives `[]`).
-fn values_reads(action: &str) -> Vec<Vec<&str>> {
+fn values_reads(action: &str) -> Vec<ValuesRead<'_>> {
     let mut out = Vec::new();
-    let mut rest = action;
-    while let Some(at) = find(rest, &VALUES) {
-        let before = rest[..at].chars().next_back();
-        let after = &rest[at + ".Values".len()..];
-        rest = after;
-        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
-            continue;
-        }
+    let mut from = 0;
+    while let Some(found) = find(&action[from..], &VALUES) {
+        let at = from + found;
+        let before = action[..at].chars().next_back();
+        let after = &action[at + ".Values".len()..];
+        from = at + ".Values".len();
         if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
             continue;
         }
@@ -696,7 +878,11 @@ fn values_reads(action: &str) -> Vec<Vec<&str>> {
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-'))
             .unwrap_or(after.len());
         let keys = after[..end].split('.').filter(|k| !k.is_empty()).collect();
-        out.push(keys);
+        out.push(ValuesRead {
+            keys,
+            at,
+            indirect: before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_'),
+        });
     }
     out
 }
@@ -714,6 +900,15 @@ mod tests {
         }
     }
 
+    /// The maps `rendering` blocked, with why.
+    fn blocked(rendering: &StaticRendering) -> Vec<(usize, &str)> {
+        rendering
+            .blocked
+            .iter()
+            .map(|(i, reason)| (*i, reason.as_str()))
+            .collect()
+    }
+
     fn path(dotted: &str) -> Vec<String> {
         dotted.split('.').map(str::to_owned).collect()
     }
@@ -723,7 +918,7 @@ mod tests {
         let templates = [
             template(
                 "c/templates/deploy.yaml",
-                "spec:\n  {{- if .Values.worker.enabled }}\n  containers:\n    - image: \"{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}\"\n    - image: {{ include \"c.image\" .Values.helper }}\n  {{- end }}\n  {{- with .Values.scoped }}\n    image: {{ .repository }}\n  {{- end }}\n",
+                "spec:\n  {{- if .Values.worker.enabled }}\n  containers:\n    - image: \"{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}\"\n    - image: {{ include \"c.image\" .Values.helper }}\n  {{- end }}\n  {{- with .Values.scoped }}\n    image: {{ .repository }}\n  {{- end }}\n  name: {{ include \"c.y\" . }}\n",
             ),
             template(
                 "c/templates/_helpers.tpl",
@@ -746,18 +941,9 @@ mod tests {
             rendering.output,
             "---\n# Source: c/templates/deploy.yaml\nimage: \"tpsr0z:tpst0z\"\n"
         );
-        let blocked: Vec<(usize, &str)> = rendering
-            .blocked
-            .iter()
-            .map(|(i, reason)| (*i, reason.as_str()))
-            .collect();
         assert_eq!(
-            blocked,
+            blocked(&rendering),
             [
-                (
-                    1,
-                    "not proven: without Helm, `.Values.helper` is read whole at c/templates/deploy.yaml:5, which this reading does not follow"
-                ),
                 (
                     2,
                     "not proven: without Helm, `.Values.scoped` is read whole at c/templates/deploy.yaml:7, which this reading does not follow"
@@ -769,6 +955,12 @@ mod tests {
                 (
                     4,
                     "not proven: without Helm, the values under `sub` feed a subchart, whose templates this reading does not follow"
+                ),
+                // Passed whole to a named template, the map's line is evaluated: here the
+                // template is missing.
+                (
+                    1,
+                    "not proven: without Helm, `- image: {{ include \"c.image\" .Values.helper }}` at c/templates/deploy.yaml:5 cannot be evaluated (no template named `c.image`)"
                 ),
             ]
         );
@@ -831,26 +1023,42 @@ mod tests {
     }
 
     #[test]
-    fn a_named_template_no_line_includes_by_name_blocks_what_it_reads() {
+    fn a_named_template_nothing_includes_is_not_read_and_one_of_a_computed_name_blocks() {
         let helpers = template(
             "c/templates/_helpers.tpl",
             "{{- define \"c.image\" -}}{{ .Values.image.repository }}{{- end -}}\n",
         );
         let root = json!({"Values": {"image": {"repository": "r"}}});
         for (deploy, reason) in [
-            (
-                "image: {{ .Values.image.repository }}\n",
-                "not proven: without Helm, the map is read inside the named template `c.image`, which no template includes by its name",
-            ),
+            // Helm never renders the template's read: the line shows the image.
+            ("image: {{ .Values.image.repository }}\n", None),
             (
                 "image: {{ include \"c.image\" . }}\nother: {{ include (printf \"c.%s\" \"image\") . }}\n",
-                "not proven: without Helm, the map is read inside the named template `c.image`, and c/templates/deploy.yaml:2 includes a named template by a computed name",
+                Some(
+                    "not proven: without Helm, the map is read inside the named template `c.image`, and c/templates/deploy.yaml:2 includes a named template by a computed name",
+                ),
             ),
         ] {
             let templates = [helpers.clone(), template("c/templates/deploy.yaml", deploy)];
             let rendering = render(&templates, &[path("image")], &[], &root);
-            assert_eq!(rendering.blocked, [(0, reason.to_owned())], "{deploy}");
+            let blocked: Vec<(usize, String)> =
+                reason.map(|r| (0, r.to_owned())).into_iter().collect();
+            assert_eq!(rendering.blocked, blocked, "{deploy}");
         }
+        // Text the chart renders with `tpl` may include it: it is read, and blocks.
+        let templates = [
+            helpers,
+            template(
+                "c/templates/deploy.yaml",
+                "image: {{ .Values.image.repository }}\n",
+            ),
+            template(
+                &format!("{TPL_SOURCE}c/values.yaml"),
+                "x: '{{ include \"c.image\" . }}'\n",
+            ),
+        ];
+        let rendering = render(&templates, &[path("image")], &[], &root);
+        assert_eq!(rendering.blocked.len(), 1, "{:?}", rendering.blocked);
     }
 
     #[test]
@@ -891,5 +1099,113 @@ mod tests {
             rendering.output,
             "---\n# Source: c/templates/d.yaml\nimage: r@d\n"
         );
+    }
+
+    #[test]
+    fn a_map_passed_in_a_dict_is_read_by_the_helper_and_a_root_passed_on_blocks_what_it_reads() {
+        let helpers = "{{- define \"lib.image\" -}}\n\
+            {{- $registry := default .imageRoot.registry ((.global).imageRegistry) -}}\n\
+            {{- $end := .imageRoot.tag | toString -}}\n\
+            {{- if .imageRoot.digest }}{{ $end = printf \"@%s\" .imageRoot.digest }}{{ else }}{{ $end = printf \":%s\" $end }}{{ end -}}\n\
+            {{- printf \"%s/%s%s\" $registry .imageRoot.repository $end -}}\n\
+            {{- end -}}\n\
+            {{- define \"c.image\" -}}{{ include \"lib.image\" (dict \"imageRoot\" .Values.image \"global\" .Values.global) }}{{- end -}}\n\
+            {{- define \"c.label\" -}}{{ .context.Values.side.tag }}{{- end -}}\n";
+        let templates = [
+            template("c/templates/_helpers.tpl", helpers),
+            template(
+                "c/templates/deploy.yaml",
+                "metadata:\n  labels:\n    v: {{ include \"c.label\" (dict \"context\" $) }}\n\
+                 spec:\n  {{- $tag := .Values.kept.tag }}\n  containers:\n    - image: {{ include \"c.image\" . }}\n\
+                    - image: {{ .Values.side.repository }}:{{ .Values.side.tag }}\n\
+                    - image: {{ .Values.kept.repository }}:{{ .Values.kept.tag }}\n",
+            ),
+        ];
+        let root = json!({
+            "Values": {
+                "image": {"registry": "r.example", "repository": "app", "tag": "1.0", "digest": "sha256:ab"},
+                "global": {"imageRegistry": ""},
+                "side": {"repository": "side", "tag": "2.0"},
+                "kept": {"repository": "kept", "tag": "3.0"},
+            },
+            "Chart": {"AppVersion": "1.0"},
+        });
+        let rendering = render(
+            &templates,
+            &[path("image"), path("side"), path("kept")],
+            &[],
+            &root,
+        );
+        assert_eq!(
+            rendering.output,
+            "---\n# Source: c/templates/deploy.yaml\nimage: r.example/app@sha256:ab\n"
+        );
+        assert_eq!(
+            blocked(&rendering),
+            [
+                (
+                    1,
+                    "not proven: without Helm, the map is read through a root passed on (`….Values`) at c/templates/_helpers.tpl:8, which this reading does not follow"
+                ),
+                (
+                    2,
+                    "not proven: without Helm, the map is read into a variable at c/templates/deploy.yaml:5, whose uses on other lines this reading does not follow"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_examples_of_a_comment_over_several_lines_are_not_read() {
+        let helpers = "{{/*\nExample:\n{{ include \"c.unused\" (dict \"context\" $) }}\n*/}}\n\
+            {{- define \"c.unused\" -}}{{ .context.Values.image.tag }}{{- end -}}\n";
+        let templates = [
+            template("c/templates/_helpers.tpl", helpers),
+            template(
+                "c/templates/pod.yaml",
+                "image: {{ .Values.image.repository }}:{{ .Values.image.tag }}\n",
+            ),
+        ];
+        let root = json!({"Values": {"image": {"repository": "r", "tag": "1"}}});
+        let rendering = render(&templates, &[path("image")], &[], &root);
+        assert_eq!(rendering.blocked, []);
+        assert!(
+            rendering.output.contains("image: r:1\n"),
+            "{}",
+            rendering.output
+        );
+    }
+
+    #[test]
+    fn a_file_included_whole_by_its_path_blocks_the_maps_it_reads() {
+        let templates = [
+            template(
+                "c/templates/deploy.yaml",
+                "metadata:\n  annotations:\n    checksum: {{ include (print $.Template.BasePath \"/cm.yaml\") . | sha256sum }}\nspec:\n  image: {{ .Values.image.repository }}:{{ .Values.image.tag }}\n",
+            ),
+            template(
+                "c/templates/cm.yaml",
+                "data:\n  tag: {{ .Values.image.tag }}\n",
+            ),
+            template(
+                "c/templates/other.yaml",
+                "data:\n  tag: {{ .Values.side.tag }}\n",
+            ),
+        ];
+        let root =
+            json!({"Values": {"image": {"repository": "r", "tag": "1"}, "side": {"tag": "2"}}});
+        let rendering = render(&templates, &[path("image"), path("side")], &[], &root);
+        assert_eq!(
+            rendering.blocked,
+            [(
+                0,
+                "not proven: without Helm, c/templates/cm.yaml:2 reads the map, and c/templates/deploy.yaml:3 includes that file whole (`$.Template.BasePath`), which this reading does not follow".to_owned()
+            )]
+        );
+        assert_eq!(
+            included_file("(print $.Template.BasePath \"/a/b.yaml\") ."),
+            Some("/a/b.yaml")
+        );
+        assert_eq!(included_file("(printf \"%s\" .name) ."), None);
     }
 }
