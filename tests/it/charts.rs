@@ -180,8 +180,8 @@ fn without_helm_only_what_the_templates_show_is_written_and_it_is_what_helm_prov
     let run = setup.run(&["pin", ".", "--write", "--format", "json"], false);
     run.assert_code(0);
     let doc = run.json();
-    // The Bitnami-style maps passed in a `dict` to the chart's helper, the string written
-    // whole, the subchart whose template line reads its map directly, and the
+    // The Bitnami-style maps passed in a `dict` to the chart's helper, the ingress-nginx-style
+    // map read as `.` of a `with` block over lines, the string written whole, the subchart whose template line reads its map directly, and the
     // prometheus-style chart whose named template (included with `.`, a `$tag` variable, an
     // `if` over lines) the static reading evaluates whole.
     let edits: Vec<(&str, u64)> = doc["edits"]
@@ -196,6 +196,7 @@ fn without_helm_only_what_the_templates_show_is_written_and_it_is_what_helm_prov
             ("bitnami-style/values.yaml", 8),
             ("bitnami-style/values.yaml", 17),
             ("env/prod-values.yaml", 6),
+            ("ingress-style/values.yaml", 5),
             ("prometheus-sha/values.yaml", 3),
             ("umbrella/charts/sub/values.yaml", 2)
         ],
@@ -206,10 +207,6 @@ fn without_helm_only_what_the_templates_show_is_written_and_it_is_what_helm_prov
         (
             "needs-dependency/values.yaml",
             "cannot be evaluated (no template named `common.images.image`)",
-        ),
-        (
-            "ingress-style/values.yaml",
-            "not proven: without Helm, `.Values.controller.image` is read whole",
         ),
         (
             "umbrella/values.yaml",
@@ -228,7 +225,11 @@ fn without_helm_only_what_the_templates_show_is_written_and_it_is_what_helm_prov
     // Every file is as it was or as the Helm-proven golden has it: no edit Helm would refuse.
     let golden = golden("charts.expected", setup.registry.pushed());
     let after = tree(&root);
-    for path in ["prometheus-sha/values.yaml", "bitnami-style/values.yaml"] {
+    for path in [
+        "prometheus-sha/values.yaml",
+        "bitnami-style/values.yaml",
+        "ingress-style/values.yaml",
+    ] {
         assert_eq!(
             after[path], golden[path],
             "{path}: the static reading writes what Helm proves"

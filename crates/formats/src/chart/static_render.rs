@@ -9,7 +9,9 @@
 //! whole.
 //!
 //! A map passed whole to a named template (`include "lib.image" (dict "imageRoot"
-//! .Values.image)`) is read by the template, and the line is evaluated with it. A read inside
+//! .Values.image)`) is read by the template, and the line is evaluated with it. A map made
+//! `.` of a `with` block over several lines is read by the block's lines, each evaluated inside
+//! the `with`, when no block opens, closes or branches inside it. A read inside
 //! a named template that no rendered line includes (only `NOTES.txt`, or nothing) never
 //! happens, and neither does one in a comment.
 //!
@@ -87,6 +89,18 @@ enum Context<'t> {
     Assigned,
     /// Read through a root passed on (`.context.Values.image`, `$root.Values.image`).
     Indirect,
+    /// The pipeline of a `with` block over several lines ([`With`], by index): the block's
+    /// lines read it as `.`.
+    With(usize),
+}
+
+/// A `with` block over several lines outside named templates and other scopes: its action,
+/// the lines inside it that hold actions, and whether they can be read one by one (no block
+/// opens, closes or branches inside it but its own `end`, alone on its line).
+struct With<'t> {
+    action: &'t str,
+    lines: Vec<(usize, usize)>,
+    clean: bool,
 }
 
 /// The prefix of a [`Template`]'s source that marks it as text a chart may render with `tpl`
@@ -98,7 +112,8 @@ pub const TPL_SOURCE: &str = "tpl:";
 #[derive(Clone, Copy)]
 enum Block<'t> {
     Define(&'t str),
-    Scope,
+    /// `with`, `range` or `block`; a `with` over several lines is tracked ([`With`]).
+    Scope(Option<usize>),
     If,
 }
 
@@ -113,6 +128,8 @@ pub struct Plan {
     pub top_keys: std::collections::BTreeSet<String>,
     /// The named templates the lines may include.
     defines: Defines,
+    /// The `with` action each line inside a `with` block is evaluated in.
+    within: std::collections::BTreeMap<(usize, usize), String>,
 }
 
 /// Plans the reading of `templates` for the candidates at `paths` (keys from the values root),
@@ -129,7 +146,7 @@ pub fn plan_for(
     strings: &[usize],
     subcharts: &[String],
 ) -> Plan {
-    let (mut reads, calls) = reads(templates);
+    let (mut reads, calls, withs) = reads(templates);
     // A read in a named template that nothing rendered includes never happens.
     if let Some(live) = live_defines(&calls) {
         reads.retain(|read| read.define.is_none_or(|name| live.contains(name)));
@@ -162,6 +179,7 @@ pub fn plan_for(
         let sources = Sources {
             templates,
             calls: &calls,
+            withs: &withs,
         };
         let mut tpl = None;
         let target = Target {
@@ -186,10 +204,17 @@ pub fn plan_for(
     for read in &reads {
         let evaluated = match read.context {
             Context::Define(name) => followed.contains(name),
+            Context::With(id) => withs[id].lines.iter().any(|at| lines.contains_key(at)),
             _ => lines.contains_key(&(read.template, read.line)),
         };
         if let (true, Some(top)) = (evaluated, read.keys.first()) {
             plan.top_keys.insert((*top).to_owned());
+        }
+    }
+    // A line of a `with` block is evaluated inside its `with`.
+    for with in &withs {
+        for at in with.lines.iter().filter(|at| lines.contains_key(at)) {
+            plan.within.insert(*at, with.action.to_owned());
         }
     }
     plan.lines = lines.into_iter().collect();
@@ -216,10 +241,17 @@ impl Plan {
                 .nth(*line)
                 .unwrap_or_default();
             let source = &templates[*template].source;
-            match evaluate::line(text, &root) {
+            let wrapped = self
+                .within
+                .get(&(*template, *line))
+                .map(|with| format!("{{{{ {with} }}}}{text}{{{{ end }}}}"));
+            match evaluate::line(wrapped.as_deref().unwrap_or(text), &root) {
                 Ok(evaluated) => {
                     let shown = evaluated.trim_start().trim_start_matches("- ").trim_start();
-                    let _ = write!(rendering.output, "---\n# Source: {source}\n{shown}\n");
+                    // A branch not taken prints nothing, as Helm does.
+                    if !shown.trim().is_empty() {
+                        let _ = write!(rendering.output, "---\n# Source: {source}\n{shown}\n");
+                    }
                 }
                 Err(error) => {
                     let reason = format!(
@@ -257,6 +289,7 @@ type Followed<'t> = (Vec<(usize, usize)>, Vec<&'t str>);
 struct Sources<'a, 't> {
     templates: &'a [Template],
     calls: &'a [Call<'t>],
+    withs: &'a [With<'t>],
 }
 
 impl<'t> Sources<'_, 't> {
@@ -320,7 +353,8 @@ impl<'t> Sources<'_, 't> {
                 | Context::Condition
                 | Context::Tpl
                 | Context::Assigned
-                | Context::Indirect => {
+                | Context::Indirect
+                | Context::With(_) => {
                     return Err(format!(
                         "not proven: without Helm, the map is read inside the named template \
                          `{name}`, which {} includes inside a block this reading does not follow",
@@ -368,8 +402,9 @@ fn follow<'t>(
         let whole_above = read.keys.len() <= path.len()
             && !is_the_string
             && path.iter().zip(&read.keys).all(|(p, k)| p == k);
-        // Passed whole to a named template, it is read there, and the line evaluated shows how.
-        let passed_on = whole_above && read.argument;
+        // Passed whole to a named template, or made `.` of a `with` block, it is read there,
+        // and the lines evaluated show how.
+        let passed_on = whole_above && (read.argument || matches!(read.context, Context::With(_)));
         if whole_above && !passed_on {
             let shown = std::iter::once("Values")
                 .chain(read.keys.iter().copied())
@@ -423,6 +458,16 @@ fn follow<'t>(
                     at()
                 ));
             }
+            Context::With(id) if sources.withs[id].clean => {
+                lines.extend(sources.withs[id].lines.iter().copied());
+            }
+            Context::With(_) => {
+                return Err(format!(
+                    "not proven: without Helm, the map is `.` of a `with` block at {} whose \
+                     lines open, close or branch blocks, which this reading does not follow",
+                    at()
+                ));
+            }
             Context::Indirect => {
                 return Err(format!(
                     "not proven: without Helm, the map is read through a root passed on \
@@ -448,9 +493,10 @@ fn starts_with(keys: &[&str], path: &[String]) -> bool {
 
 /// Every read of `.Values` in `templates`, with its context, and every call of a named
 /// template.
-fn reads(templates: &[Template]) -> (Vec<Read<'_>>, Vec<Call<'_>>) {
+fn reads(templates: &[Template]) -> (Vec<Read<'_>>, Vec<Call<'_>>, Vec<With<'_>>) {
     let mut reads = Vec::new();
     let mut calls = Vec::new();
+    let mut withs: Vec<With<'_>> = Vec::new();
     for (template, file) in templates.iter().enumerate() {
         if file.source.starts_with(TPL_SOURCE) {
             // Only inside actions, and not on comment lines (a values file's examples).
@@ -521,16 +567,32 @@ fn reads(templates: &[Template]) -> (Vec<Read<'_>>, Vec<Call<'_>>) {
                 .collect();
             here.clear();
             here.extend_from_slice(&open);
-            for action in &actions {
-                enter(&mut open, action);
+            track_with(&mut withs, &here, &actions, (template, line));
+            // The `with` blocks this line opens, by the index of their action.
+            let mut opened = Vec::new();
+            for (j, action) in actions.iter().enumerate() {
+                if first_word(action) == "with" && block_context(&open) == Context::Line {
+                    open.push(Block::Scope(Some(withs.len())));
+                    opened.push((j, withs.len()));
+                    withs.push(With {
+                        action,
+                        lines: Vec::new(),
+                        // What follows it on its own line is inside it too: not read here.
+                        clean: j + 1 == actions.len() && text.trim_end().ends_with("}}"),
+                    });
+                } else {
+                    enter(&mut open, action);
+                }
             }
             // A block opened here and closed on a later line, or an `else` between lines.
             let spans = open.len() > here.len() || actions.iter().any(|a| first_word(a) == "else");
-            for action in &actions {
+            for (j, action) in actions.iter().enumerate() {
                 let opens = ["if", "else", "with", "range"].contains(&first_word(action));
-                let context = match block_context(&here) {
-                    Context::Line if spans && opens => Context::Condition,
-                    other => other,
+                let with = opened.iter().find(|(at, _)| *at == j).map(|(_, id)| *id);
+                let context = match (block_context(&here), with) {
+                    (Context::Line, Some(id)) if spans => Context::With(id),
+                    (Context::Line, _) if spans && opens => Context::Condition,
+                    (other, _) => other,
                 };
                 enter(&mut here, action);
                 // Where the argument of a named template's call starts: a map read after it is
@@ -571,14 +633,43 @@ fn reads(templates: &[Template]) -> (Vec<Read<'_>>, Vec<Call<'_>>) {
             }
         }
     }
-    (reads, calls)
+    (reads, calls, withs)
+}
+
+/// Records the line `at`, with its `actions`, in the `with` block innermost in `open` (the
+/// blocks open at its start), or marks the block unclean when the line opens, closes or
+/// branches a block over lines.
+fn track_with(withs: &mut [With<'_>], open: &[Block<'_>], actions: &[&str], at: (usize, usize)) {
+    let Some(Block::Scope(Some(id))) = open.last() else {
+        return;
+    };
+    let with = &mut withs[*id];
+    let mut depth = 0_i32;
+    for (j, action) in actions.iter().enumerate() {
+        match first_word(action) {
+            "if" | "with" | "range" | "define" | "block" => depth += 1,
+            "end" if depth == 0 => {
+                // The block's own end: alone on its line, it ends the lines to read.
+                with.clean &= actions.len() == 1 && j == 0;
+                return;
+            }
+            "end" => depth -= 1,
+            "else" if depth == 0 => with.clean = false,
+            _ => {}
+        }
+    }
+    if depth == 0 {
+        with.lines.push(at);
+    } else {
+        with.clean = false;
+    }
 }
 
 /// The blocks open after `action`.
 fn enter<'t>(open: &mut Vec<Block<'t>>, action: &'t str) {
     match first_word(action) {
         "define" => open.push(Block::Define(define_name(action).unwrap_or(""))),
-        "with" | "range" | "block" => open.push(Block::Scope),
+        "with" | "range" | "block" => open.push(Block::Scope(None)),
         "if" => open.push(Block::If),
         "end" => {
             open.pop();
@@ -596,7 +687,7 @@ fn block_context<'t>(open: &[Block<'t>]) -> Context<'t> {
     }) {
         return Context::Define(name);
     }
-    if open.iter().any(|block| matches!(block, Block::Scope)) {
+    if open.iter().any(|block| matches!(block, Block::Scope(_))) {
         Context::Scoped
     } else {
         Context::Line
@@ -926,7 +1017,7 @@ mod tests {
             ),
         ];
         let root = json!({
-            "Values": {"image": {"repository": "tpsr0z", "tag": "tpst0z"}},
+            "Values": {"image": {"repository": "tpsr0z", "tag": "tpst0z"}, "scoped": {"repository": "tpsr2z"}},
             "Chart": {"AppVersion": "1.0"},
         });
         let paths = [
@@ -939,15 +1030,12 @@ mod tests {
         let rendering = render(&templates, &paths, &["sub".to_owned()], &root);
         assert_eq!(
             rendering.output,
-            "---\n# Source: c/templates/deploy.yaml\nimage: \"tpsr0z:tpst0z\"\n"
+            "---\n# Source: c/templates/deploy.yaml\nimage: \"tpsr0z:tpst0z\"\n\
+             ---\n# Source: c/templates/deploy.yaml\nimage: tpsr2z\n"
         );
         assert_eq!(
             blocked(&rendering),
             [
-                (
-                    2,
-                    "not proven: without Helm, `.Values.scoped` is read whole at c/templates/deploy.yaml:7, which this reading does not follow"
-                ),
                 (
                     3,
                     "not proven: without Helm, the map is read inside the named template `c.x`, which c/templates/_helpers.tpl:4 includes with another argument than `.`"
@@ -1207,5 +1295,28 @@ mod tests {
             Some("/a/b.yaml")
         );
         assert_eq!(included_file("(printf \"%s\" .name) ."), None);
+    }
+
+    #[test]
+    fn the_lines_of_a_with_block_read_its_map_unless_blocks_open_inside_it() {
+        let deploy = "spec:\n  {{- with .Values.image }}\n  image: \"{{ .registry }}/{{ .name }}:{{ .tag }}{{ if .digest }}@{{ .digest }}{{ end }}\"\n  {{- end }}\n\
+                      {{- with .Values.side }}\n  {{- if .digest }}\n  image: {{ .name }}@{{ .digest }}\n  {{- else }}\n  image: {{ .name }}:{{ .tag }}\n  {{- end }}\n  {{- end }}\n";
+        let templates = [template("c/templates/deploy.yaml", deploy)];
+        let root = json!({"Values": {
+            "image": {"registry": "r", "name": "app", "tag": "1", "digest": "sha256:ab"},
+            "side": {"name": "side", "tag": "2", "digest": ""},
+        }});
+        let rendering = render(&templates, &[path("image"), path("side")], &[], &root);
+        assert_eq!(
+            rendering.output,
+            "---\n# Source: c/templates/deploy.yaml\nimage: \"r/app:1@sha256:ab\"\n"
+        );
+        assert_eq!(
+            blocked(&rendering),
+            [(
+                1,
+                "not proven: without Helm, the map is `.` of a `with` block at c/templates/deploy.yaml:5 whose lines open, close or branch blocks, which this reading does not follow"
+            )]
+        );
     }
 }
