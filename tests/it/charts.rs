@@ -1229,3 +1229,51 @@ fn without_helm_a_map_passed_in_a_dict_to_a_helper_is_pinned_as_helm_renders_it(
         "{rendered}"
     );
 }
+
+/// Without Helm, a tag read into a variable at the top of a template (`{{- $tag := … }}`) is
+/// followed to every later line that uses it: where the variable only builds the image, the
+/// map is pinned as Helm renders it; where it also feeds a label, the map is reported.
+#[test]
+fn without_helm_a_tag_read_into_a_variable_is_followed_to_its_uses() {
+    let context = TestContext::new();
+    let values = "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n";
+    let deployment = |label: &str| {
+        format!(
+            "{{{{- $tag := .Values.image.tag | default .Chart.AppVersion }}}}\napiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n  labels:\n    app: x{label}\nspec:\n  containers:\n    - name: a\n      image: \"{{{{ .Values.image.repository }}}}:{{{{ $tag }}}}\"\n"
+        )
+    };
+    let chart = "apiVersion: v2\nname: c\nversion: 1.0.0\nappVersion: 1.0.0\n";
+    context.write_all(
+        &[
+            ("only-image/Chart.yaml", chart),
+            ("only-image/values.yaml", values),
+            ("only-image/templates/pod.yaml", &deployment("")),
+            ("labelled/Chart.yaml", chart),
+            ("labelled/values.yaml", values),
+            (
+                "labelled/templates/pod.yaml",
+                &deployment("\n    version: {{ $tag | quote }}"),
+            ),
+        ],
+        false,
+    );
+    let (run, digest) = pin_app(&context, false);
+    let pinned = std::fs::read_to_string(context.path("only-image/values.yaml")).unwrap();
+    assert_eq!(
+        pinned,
+        values.replace("\"1.2\"", &format!("\"1.2@{digest}\"")),
+        "{run}"
+    );
+    assert!(
+        render(&context.path("only-image"))
+            .contains(&format!("image: \"ghcr.io/acme/app:1.2@{digest}\"\n")),
+        "{run}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(context.path("labelled/values.yaml")).unwrap(),
+        values
+    );
+    let left = unsupported(&run.json());
+    assert_eq!(left.len(), 1, "{run}");
+    assert!(left[0].2.contains("the tag also feeds"), "{left:?}");
+}

@@ -11,7 +11,9 @@
 //! A map passed whole to a named template (`include "lib.image" (dict "imageRoot"
 //! .Values.image)`) is read by the template, and the line is evaluated with it. A map made
 //! `.` of a `with` block over several lines is read by the block's lines, each evaluated inside
-//! the `with`, when no block opens, closes or branches inside it. A read inside
+//! the `with`, when no block opens, closes or branches inside it. A variable declared alone on
+//! its line at the top of a file is read by the later lines that use it, each evaluated after
+//! the declaration. A read inside
 //! a named template that no rendered line includes (only `NOTES.txt`, or nothing) never
 //! happens, and neither does one in a comment.
 //!
@@ -19,7 +21,7 @@
 //! when any template reads it in a way a line cannot show: the map or a map above it passed
 //! whole other than to a named template (to `with`, to `toYaml`), a value read inside a
 //! `with`/`range` block or inside a named template included with another argument than `.`
-//! (or from such a block), read into a variable at the top of a file, read through a root
+//! (or from such a block), read into a variable this cannot follow, read through a root
 //! passed on (`.context.Values…`), in a file another includes whole by its path
 //! (`include (print $.Template.BasePath "/cm.yaml")`), a condition on it that spans lines, or
 //! a line the evaluator cannot evaluate. Files of vendored subcharts are read too (a library chart's
@@ -84,14 +86,25 @@ enum Context<'t> {
     Condition,
     /// Text a template renders with `tpl` (a values string, a file of the chart).
     Tpl,
-    /// Assigned to a variable at the top of a template file: its uses on other lines show no
-    /// read.
-    Assigned,
+    /// Assigned to a variable ([`Variable`], by index): the lines that use it read it.
+    Assigned(usize),
     /// Read through a root passed on (`.context.Values.image`, `$root.Values.image`).
     Indirect,
     /// The pipeline of a `with` block over several lines ([`With`], by index): the block's
     /// lines read it as `.`.
     With(usize),
+}
+
+/// A variable a template file assigns outside named templates: its declaration (alone on its
+/// line, outside any block, as `{{- $tag := .Values.image.tag }}`), its name, the later lines
+/// of the file that use it, and whether they can be read one by one, each after the
+/// declaration (not when it is assigned again, declared in a block, or used inside a
+/// `with`/`range` or an action over several lines).
+struct Variable<'t> {
+    action: &'t str,
+    name: &'t str,
+    lines: Vec<(usize, usize)>,
+    clean: bool,
 }
 
 /// A `with` block over several lines outside named templates and other scopes: its action,
@@ -128,8 +141,8 @@ pub struct Plan {
     pub top_keys: std::collections::BTreeSet<String>,
     /// The named templates the lines may include.
     defines: Defines,
-    /// The `with` action each line inside a `with` block is evaluated in.
-    within: std::collections::BTreeMap<(usize, usize), String>,
+    /// What each line inside a `with` block, or using a variable, is evaluated between.
+    around: std::collections::BTreeMap<(usize, usize), (String, String)>,
 }
 
 /// Plans the reading of `templates` for the candidates at `paths` (keys from the values root),
@@ -146,7 +159,12 @@ pub fn plan_for(
     strings: &[usize],
     subcharts: &[String],
 ) -> Plan {
-    let (mut reads, calls, withs) = reads(templates);
+    let Lines {
+        mut reads,
+        calls,
+        withs,
+        variables,
+    } = reads(templates);
     // A read in a named template that nothing rendered includes never happens.
     if let Some(live) = live_defines(&calls) {
         reads.retain(|read| read.define.is_none_or(|name| live.contains(name)));
@@ -180,6 +198,7 @@ pub fn plan_for(
             templates,
             calls: &calls,
             withs: &withs,
+            variables: &variables,
         };
         let mut tpl = None;
         let target = Target {
@@ -205,16 +224,27 @@ pub fn plan_for(
         let evaluated = match read.context {
             Context::Define(name) => followed.contains(name),
             Context::With(id) => withs[id].lines.iter().any(|at| lines.contains_key(at)),
+            Context::Assigned(id) => variables[id].lines.iter().any(|at| lines.contains_key(at)),
             _ => lines.contains_key(&(read.template, read.line)),
         };
         if let (true, Some(top)) = (evaluated, read.keys.first()) {
             plan.top_keys.insert((*top).to_owned());
         }
     }
-    // A line of a `with` block is evaluated inside its `with`.
+    // A line of a `with` block is evaluated inside its `with`; one that uses a variable,
+    // after its declaration.
     for with in &withs {
         for at in with.lines.iter().filter(|at| lines.contains_key(at)) {
-            plan.within.insert(*at, with.action.to_owned());
+            plan.around.insert(
+                *at,
+                (format!("{{{{ {} }}}}", with.action), "{{ end }}".to_owned()),
+            );
+        }
+    }
+    for variable in &variables {
+        for at in variable.lines.iter().filter(|at| lines.contains_key(at)) {
+            let around = plan.around.entry(*at).or_default();
+            let _ = write!(around.0, "{{{{ {} }}}}", variable.action);
         }
     }
     plan.lines = lines.into_iter().collect();
@@ -242,9 +272,9 @@ impl Plan {
                 .unwrap_or_default();
             let source = &templates[*template].source;
             let wrapped = self
-                .within
+                .around
                 .get(&(*template, *line))
-                .map(|with| format!("{{{{ {with} }}}}{text}{{{{ end }}}}"));
+                .map(|(before, after)| format!("{before}{text}{after}"));
             match evaluate::line(wrapped.as_deref().unwrap_or(text), &root) {
                 Ok(evaluated) => {
                     let shown = evaluated.trim_start().trim_start_matches("- ").trim_start();
@@ -290,6 +320,7 @@ struct Sources<'a, 't> {
     templates: &'a [Template],
     calls: &'a [Call<'t>],
     withs: &'a [With<'t>],
+    variables: &'a [Variable<'t>],
 }
 
 impl<'t> Sources<'_, 't> {
@@ -352,7 +383,7 @@ impl<'t> Sources<'_, 't> {
                 Context::Scoped
                 | Context::Condition
                 | Context::Tpl
-                | Context::Assigned
+                | Context::Assigned(_)
                 | Context::Indirect
                 | Context::With(_) => {
                     return Err(format!(
@@ -404,7 +435,8 @@ fn follow<'t>(
             && path.iter().zip(&read.keys).all(|(p, k)| p == k);
         // Passed whole to a named template, or made `.` of a `with` block, it is read there,
         // and the lines evaluated show how.
-        let passed_on = whole_above && (read.argument || matches!(read.context, Context::With(_)));
+        let passed_on = whole_above
+            && (read.argument || matches!(read.context, Context::With(_) | Context::Assigned(_)));
         if whole_above && !passed_on {
             let shown = std::iter::once("Values")
                 .chain(read.keys.iter().copied())
@@ -475,7 +507,10 @@ fn follow<'t>(
                     at()
                 ));
             }
-            Context::Assigned => {
+            Context::Assigned(id) if sources.variables[id].clean => {
+                lines.extend(sources.variables[id].lines.iter().copied());
+            }
+            Context::Assigned(_) => {
                 return Err(format!(
                     "not proven: without Helm, the map is read into a variable at {}, whose \
                      uses on other lines this reading does not follow",
@@ -493,10 +528,11 @@ fn starts_with(keys: &[&str], path: &[String]) -> bool {
 
 /// Every read of `.Values` in `templates`, with its context, and every call of a named
 /// template.
-fn reads(templates: &[Template]) -> (Vec<Read<'_>>, Vec<Call<'_>>, Vec<With<'_>>) {
+fn reads(templates: &[Template]) -> Lines<'_> {
     let mut reads = Vec::new();
     let mut calls = Vec::new();
     let mut withs: Vec<With<'_>> = Vec::new();
+    let mut variables: Vec<Variable<'_>> = Vec::new();
     for (template, file) in templates.iter().enumerate() {
         if file.source.starts_with(TPL_SOURCE) {
             // Only inside actions, and not on comment lines (a values file's examples).
@@ -530,6 +566,8 @@ fn reads(templates: &[Template]) -> (Vec<Read<'_>>, Vec<Call<'_>>, Vec<With<'_>>
         let mut in_action = false;
         // Inside a comment over several lines (`{{/*` … `*/}}`): its examples are no reads.
         let mut in_comment = false;
+        // The variables this file declares, by index in `variables`.
+        let mut declared: Vec<usize> = Vec::new();
         for (line, text) in file.text.lines().enumerate() {
             if in_comment {
                 in_comment = !text.contains("*/");
@@ -540,6 +578,7 @@ fn reads(templates: &[Template]) -> (Vec<Read<'_>>, Vec<Call<'_>>, Vec<With<'_>>
                 // no line shows, which blocks it.
                 in_action = find(text, &CLOSE).is_none();
                 push_scoped(&mut reads, template, line, text);
+                note_uses(&mut variables, &declared, text, None);
                 continue;
             }
             if find(text, &OPEN).is_none() {
@@ -555,6 +594,7 @@ fn reads(templates: &[Template]) -> (Vec<Read<'_>>, Vec<Call<'_>>, Vec<With<'_>>
                 // it reads.
                 in_action = true;
                 push_scoped(&mut reads, template, line, text);
+                note_uses(&mut variables, &declared, text, None);
                 continue;
             };
             let actions: Vec<&str> = pieces
@@ -568,6 +608,13 @@ fn reads(templates: &[Template]) -> (Vec<Read<'_>>, Vec<Call<'_>>, Vec<With<'_>>
             here.clear();
             here.extend_from_slice(&open);
             track_with(&mut withs, &here, &actions, (template, line));
+            let outside_scopes = block_context(&here) == Context::Line;
+            note_uses(
+                &mut variables,
+                &declared,
+                text,
+                outside_scopes.then_some((template, line)),
+            );
             // The `with` blocks this line opens, by the index of their action.
             let mut opened = Vec::new();
             for (j, action) in actions.iter().enumerate() {
@@ -602,11 +649,19 @@ fn reads(templates: &[Template]) -> (Vec<Read<'_>>, Vec<Call<'_>>, Vec<With<'_>>
                     Context::Define(name) => Some(name),
                     _ => None,
                 };
+                let assigned = (context == Context::Line && assigns(action)).then(|| {
+                    // Alone on its line, outside any block: its scope is the rest of the file.
+                    let alone = here.is_empty()
+                        && actions.len() == 1
+                        && text.trim_start().starts_with("{{")
+                        && text.trim_end().ends_with("}}");
+                    declare(&mut variables, &mut declared, action, alone)
+                });
                 for read in values_reads(action) {
                     let context = if read.indirect {
                         Context::Indirect
-                    } else if context == Context::Line && assigns(action) {
-                        Context::Assigned
+                    } else if let Some(id) = assigned {
+                        Context::Assigned(id)
                     } else {
                         context
                     };
@@ -633,7 +688,81 @@ fn reads(templates: &[Template]) -> (Vec<Read<'_>>, Vec<Call<'_>>, Vec<With<'_>>
             }
         }
     }
-    (reads, calls, withs)
+    Lines {
+        reads,
+        calls,
+        withs,
+        variables,
+    }
+}
+
+/// What [`reads`] finds in a chart's templates.
+struct Lines<'t> {
+    reads: Vec<Read<'t>>,
+    calls: Vec<Call<'t>>,
+    withs: Vec<With<'t>>,
+    variables: Vec<Variable<'t>>,
+}
+
+/// Declares the variable `action` assigns (`$name := …`); `alone` when it can be followed
+/// ([`Variable`]). An assignment to a declared variable (`$name = …`) is never followed.
+fn declare<'t>(
+    variables: &mut Vec<Variable<'t>>,
+    declared: &mut Vec<usize>,
+    action: &'t str,
+    alone: bool,
+) -> usize {
+    let end = action[1..]
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(action.len(), |i| i + 1);
+    let name = &action[..end];
+    let is_declaration = action[end..].trim_start().starts_with(":=");
+    // A name declared again: the uses after it are of either.
+    for id in declared.iter().copied() {
+        if variables[id].name == name {
+            variables[id].clean = false;
+        }
+    }
+    declared.push(variables.len());
+    variables.push(Variable {
+        action,
+        name,
+        lines: Vec::new(),
+        clean: alone && is_declaration,
+    });
+    variables.len() - 1
+}
+
+/// Records `text`, the line `at`, as a use of each variable of `declared` that it names, or
+/// marks the variable unclean where the line cannot be read after its declaration (`at` is
+/// `None`: inside a scope or an action over lines) or assigns it again.
+fn note_uses(
+    variables: &mut [Variable<'_>],
+    declared: &[usize],
+    text: &str,
+    at: Option<(usize, usize)>,
+) {
+    for id in declared.iter().copied() {
+        let variable = &mut variables[id];
+        let uses: Vec<usize> = text
+            .match_indices(variable.name)
+            .map(|(i, _)| i + variable.name.len())
+            .filter(|end| {
+                !text[*end..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            })
+            .collect();
+        if uses.is_empty() {
+            continue;
+        }
+        let assigns_again = uses.iter().any(|end| {
+            let rest = text[*end..].trim_start();
+            rest.starts_with(":=") || rest.starts_with('=') && !rest.starts_with("==")
+        });
+        match at {
+            Some(at) if !assigns_again => variable.lines.push(at),
+            _ => variable.clean = false,
+        }
+    }
 }
 
 /// Records the line `at`, with its `actions`, in the `with` block innermost in `open` (the
@@ -1190,7 +1319,7 @@ mod tests {
     }
 
     #[test]
-    fn a_map_passed_in_a_dict_is_read_by_the_helper_and_a_root_passed_on_blocks_what_it_reads() {
+    fn a_map_passed_in_a_dict_or_to_a_variable_is_read_where_used_and_a_root_passed_on_blocks() {
         let helpers = "{{- define \"lib.image\" -}}\n\
             {{- $registry := default .imageRoot.registry ((.global).imageRegistry) -}}\n\
             {{- $end := .imageRoot.tag | toString -}}\n\
@@ -1206,7 +1335,11 @@ mod tests {
                 "metadata:\n  labels:\n    v: {{ include \"c.label\" (dict \"context\" $) }}\n\
                  spec:\n  {{- $tag := .Values.kept.tag }}\n  containers:\n    - image: {{ include \"c.image\" . }}\n\
                     - image: {{ .Values.side.repository }}:{{ .Values.side.tag }}\n\
-                    - image: {{ .Values.kept.repository }}:{{ .Values.kept.tag }}\n",
+                    - image: {{ .Values.kept.repository }}:{{ $tag }}\n\
+                      env: {{ $tag | quote }}\n\
+                  {{- $again := .Values.again.tag }}\n\
+                    - image: {{ .Values.again.repository }}:{{ $again }}\n\
+                  {{- $again = \"x\" }}\n",
             ),
         ];
         let root = json!({
@@ -1215,18 +1348,22 @@ mod tests {
                 "global": {"imageRegistry": ""},
                 "side": {"repository": "side", "tag": "2.0"},
                 "kept": {"repository": "kept", "tag": "3.0"},
+                "again": {"repository": "again", "tag": "4.0"},
             },
             "Chart": {"AppVersion": "1.0"},
         });
         let rendering = render(
             &templates,
-            &[path("image"), path("side"), path("kept")],
+            &[path("image"), path("side"), path("kept"), path("again")],
             &[],
             &root,
         );
+        // A variable declared alone on its line is read where each later line uses it.
         assert_eq!(
             rendering.output,
-            "---\n# Source: c/templates/deploy.yaml\nimage: r.example/app@sha256:ab\n"
+            "---\n# Source: c/templates/deploy.yaml\nimage: r.example/app@sha256:ab\n\
+             ---\n# Source: c/templates/deploy.yaml\nimage: kept:3.0\n\
+             ---\n# Source: c/templates/deploy.yaml\nenv: \"3.0\"\n"
         );
         assert_eq!(
             blocked(&rendering),
@@ -1236,8 +1373,8 @@ mod tests {
                     "not proven: without Helm, the map is read through a root passed on (`….Values`) at c/templates/_helpers.tpl:8, which this reading does not follow"
                 ),
                 (
-                    2,
-                    "not proven: without Helm, the map is read into a variable at c/templates/deploy.yaml:5, whose uses on other lines this reading does not follow"
+                    3,
+                    "not proven: without Helm, the map is read into a variable at c/templates/deploy.yaml:11, whose uses on other lines this reading does not follow"
                 ),
             ]
         );
