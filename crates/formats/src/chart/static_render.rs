@@ -1068,8 +1068,14 @@ fn defines(templates: &[Template]) -> Defines {
     defines
 }
 
+/// The first word of `action` (actions are trimmed): every action of every template is asked
+/// for it several times, so it is found by bytes.
 fn first_word(action: &str) -> &str {
-    action.split_whitespace().next().unwrap_or_default()
+    let end = action
+        .bytes()
+        .position(|b| b.is_ascii_whitespace())
+        .unwrap_or(action.len());
+    &action[..end]
 }
 
 /// A read of `.Values` in an action: the keys after it, where it starts, and whether it is
