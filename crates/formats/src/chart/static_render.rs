@@ -26,7 +26,8 @@
 //! (`include (print $.Template.BasePath "/cm.yaml")`), a condition on it that spans lines, or
 //! a line the evaluator cannot evaluate. Files of vendored subcharts are read too (a library chart's
 //! helper is one), and a map under a subchart's name is blocked: its templates see it under
-//! another path.
+//! another path. A subchart's own files read the subchart's values: their reads are not of the
+//! chart's maps, but for `global`, which blocks.
 
 use std::fmt::Write as _;
 
@@ -72,6 +73,9 @@ struct Call<'t> {
     name: &'t str,
     root_context: bool,
     context: Context<'t>,
+    /// In a subchart's file, outside named templates: its `.` is the subchart's root, whose
+    /// values are not the chart's.
+    foreign: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -90,6 +94,8 @@ enum Context<'t> {
     Assigned(usize),
     /// Read through a root passed on (`.context.Values.image`, `$root.Values.image`).
     Indirect,
+    /// `global` read by a subchart's file, which sees it with the subchart's values.
+    Subchart,
     /// The pipeline of a `with` block over several lines ([`With`], by index): the block's
     /// lines read it as `.`.
     With(usize),
@@ -364,7 +370,12 @@ impl<'t> Sources<'_, 't> {
         visiting.push(name);
         let mut lines = Vec::new();
         let mut through = vec![name];
-        for call in self.calls.iter().filter(|call| call.name == name) {
+        // A subchart's own files include it with the subchart's root: not with these values.
+        for call in self
+            .calls
+            .iter()
+            .filter(|call| call.name == name && !call.foreign)
+        {
             let at = || self.at(call.template, call.line);
             if !call.root_context {
                 return Err(format!(
@@ -385,6 +396,7 @@ impl<'t> Sources<'_, 't> {
                 | Context::Tpl
                 | Context::Assigned(_)
                 | Context::Indirect
+                | Context::Subchart
                 | Context::With(_) => {
                     return Err(format!(
                         "not proven: without Helm, the map is read inside the named template \
@@ -500,6 +512,13 @@ fn follow<'t>(
                     at()
                 ));
             }
+            Context::Subchart => {
+                return Err(format!(
+                    "not proven: without Helm, a subchart's file reads the map at {}, with the \
+                     subchart's values, which this reading does not follow",
+                    at()
+                ));
+            }
             Context::Indirect => {
                 return Err(format!(
                     "not proven: without Helm, the map is read through a root passed on \
@@ -547,6 +566,7 @@ fn reads(templates: &[Template]) -> Lines<'_> {
                     name,
                     root_context,
                     context: Context::Tpl,
+                    foreign: false,
                 }));
                 reads.extend(values_reads(text).into_iter().map(|read| Read {
                     template,
@@ -562,6 +582,11 @@ fn reads(templates: &[Template]) -> Lines<'_> {
         // The blocks open at the start of each line, and as each action of a line is read.
         let mut open: Vec<Block<'_>> = Vec::new();
         let mut here: Vec<Block<'_>> = Vec::new();
+        // A file of a subchart (`chart/charts/sub/templates/…`).
+        let subchart = file
+            .source
+            .split_once('/')
+            .is_some_and(|(_, rest)| rest.starts_with("charts/"));
         // Inside an action that began on an earlier line and has not ended yet.
         let mut in_action = false;
         // Inside a comment over several lines (`{{/*` … `*/}}`): its examples are no reads.
@@ -657,8 +682,16 @@ fn reads(templates: &[Template]) -> Lines<'_> {
                         && text.trim_end().ends_with("}}");
                     declare(&mut variables, &mut declared, action, alone)
                 });
+                // A subchart's file reads the subchart's values: only `global` is the chart's
+                // too, in a way this reading does not follow.
+                let foreign = subchart && in_define.is_none();
                 for read in values_reads(action) {
-                    let context = if read.indirect {
+                    if foreign && read.keys.first() != Some(&"global") {
+                        continue;
+                    }
+                    let context = if foreign {
+                        Context::Subchart
+                    } else if read.indirect {
                         Context::Indirect
                     } else if let Some(id) = assigned {
                         Context::Assigned(id)
@@ -683,6 +716,7 @@ fn reads(templates: &[Template]) -> Lines<'_> {
                             name,
                             root_context,
                             context,
+                            foreign,
                         }),
                 );
             }
@@ -1459,6 +1493,43 @@ mod tests {
             [(
                 1,
                 "not proven: without Helm, the map is `.` of a `with` block at c/templates/deploy.yaml:5 whose lines open, close or branch blocks, which this reading does not follow"
+            )]
+        );
+    }
+
+    #[test]
+    fn a_subchart_s_files_read_the_subchart_s_values_not_the_chart_s() {
+        let templates = [
+            template(
+                "c/templates/pod.yaml",
+                "image: {{ .Values.image.repository }}:{{ .Values.image.tag }}\n",
+            ),
+            template(
+                "c/charts/sub/templates/_helpers.tpl",
+                "{{- define \"sub.image\" -}}{{ .Values.image.repository }}{{- end -}}\n",
+            ),
+            template(
+                "c/charts/sub/templates/pod.yaml",
+                "metadata:\n  labels:\n    version: {{ .Values.image.tag }}\nspec:\n  image: {{ include \"sub.image\" . }}\n  registry: {{ .Values.global.registry.host }}\n",
+            ),
+        ];
+        let root = json!({"Values": {"image": {"repository": "r", "tag": "1"}, "global": {"registry": {"host": "h"}}}});
+        // `global.registry.host` is read by the subchart: the map is blocked.
+        let rendering = render(
+            &templates,
+            &[path("image"), path("global.registry")],
+            &["sub".to_owned()],
+            &root,
+        );
+        assert_eq!(
+            rendering.output,
+            "---\n# Source: c/templates/pod.yaml\nimage: r:1\n"
+        );
+        assert_eq!(
+            blocked(&rendering),
+            [(
+                1,
+                "not proven: without Helm, a subchart's file reads the map at c/charts/sub/templates/pod.yaml:6, with the subchart's values, which this reading does not follow"
             )]
         );
     }
