@@ -147,7 +147,8 @@ pub(super) fn stage(chart: &Path) -> Staged {
     let Some(meta) = read_meta(chart) else {
         return as_it_is();
     };
-    if found(chart, &meta).is_empty() {
+    let dependencies = found(chart, &meta);
+    if dependencies.is_empty() {
         return as_it_is();
     }
     let Ok(copy) = tempfile::tempdir() else {
@@ -156,7 +157,7 @@ pub(super) fn stage(chart: &Path) -> Staged {
     let name = chart.file_name().unwrap_or_else(|| "chart".as_ref());
     let path = copy.path().join(name);
     let mut budget = MAX_STAGED_BYTES;
-    match copy_with_dependencies(chart, &path, &mut budget, 0) {
+    match copy_with_dependencies(chart, &path, dependencies, &mut budget, 0) {
         Ok(()) => Staged {
             path,
             _copy: Some(copy),
@@ -165,10 +166,12 @@ pub(super) fn stage(chart: &Path) -> Staged {
     }
 }
 
-/// Copies the chart at `from` to `to`, and the dependencies found for it into `to/charts/`.
+/// Copies the chart at `from` to `to`, and `dependencies`, those found for it, into
+/// `to/charts/` (each with its own).
 fn copy_with_dependencies(
     from: &Path,
     to: &Path,
+    dependencies: Vec<Found>,
     budget: &mut u64,
     depth: usize,
 ) -> std::io::Result<()> {
@@ -176,14 +179,15 @@ fn copy_with_dependencies(
     if depth >= MAX_DEPTH {
         return Ok(());
     }
-    let Some(meta) = read_meta(from) else {
-        return Ok(());
-    };
-    for dependency in found(from, &meta) {
+    for dependency in dependencies {
         let into = to.join("charts").join(&dependency.name);
-        if !into.exists() {
-            copy_with_dependencies(&dependency.dir, &into, budget, depth + 1)?;
+        if into.exists() {
+            continue;
         }
+        let theirs = read_meta(&dependency.dir)
+            .map(|meta| found(&dependency.dir, &meta))
+            .unwrap_or_default();
+        copy_with_dependencies(&dependency.dir, &into, theirs, budget, depth + 1)?;
     }
     Ok(())
 }
