@@ -1277,3 +1277,41 @@ fn without_helm_a_tag_read_into_a_variable_is_followed_to_its_uses() {
     assert_eq!(left.len(), 1, "{run}");
     assert!(left[0].2.contains("the tag also feeds"), "{left:?}");
 }
+
+/// A dependency that is neither vendored nor in the repository is left out of the chart Helm
+/// renders (Helm refuses a chart that lacks one, even a disabled one): the chart's own maps
+/// are pinned and proven, and a map under `global`, which the missing chart sees too, is
+/// reported.
+#[test]
+fn a_missing_dependency_is_left_out_and_global_maps_are_reported() {
+    let context = TestContext::new();
+    std::fs::create_dir(context.path(".git")).unwrap();
+    let values = "gone:\n  enabled: false\nimage:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\nglobal:\n  image:\n    repository: ghcr.io/acme/side\n    tag: \"1.2\"\n";
+    context.write_all(
+        &[
+            (
+                "c/Chart.yaml",
+                "apiVersion: v2\nname: c\nversion: 1.0.0\ndependencies:\n  - name: gone\n    version: 1.x\n    repository: https://charts.example\n    condition: gone.enabled\n",
+            ),
+            ("c/values.yaml", values),
+            (
+                "c/templates/pod.yaml",
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n    - name: a\n      image: \"{{ .Values.image.repository }}:{{ .Values.image.tag }}\"\n    - name: b\n      image: \"{{ .Values.global.image.repository }}:{{ .Values.global.image.tag }}\"\n",
+            ),
+        ],
+        false,
+    );
+    let (run, digest) = pin_app(&context, true);
+    assert_eq!(
+        std::fs::read_to_string(context.path("c/values.yaml")).unwrap(),
+        values.replacen("tag: \"1.2\"", &format!("tag: \"1.2@{digest}\""), 1),
+        "{run}"
+    );
+    let left = unsupported(&run.json());
+    assert_eq!(left.len(), 1, "{run}");
+    assert!(
+        left[0].2.contains("the chart depends on `gone`")
+            && left[0].2.contains("they see `global` too"),
+        "{left:?}"
+    );
+}

@@ -24,9 +24,10 @@ pub(super) fn render_and_decide(
     prove: bool,
 ) -> Result<ChartValues, String> {
     let mut images = source.images.clone();
-    let renderer = match helm {
-        Some(helm) => Renderer::Helm(helm.clone(), dependencies::stage(chart).into()),
-        None => static_renderer(chart, source)?,
+    let staged = helm.map(|_| std::sync::Arc::new(dependencies::stage(chart)));
+    let renderer = match (helm, &staged) {
+        (Some(helm), Some(staged)) => Renderer::Helm(helm.clone(), staged.clone()),
+        _ => static_renderer(chart, source)?,
     };
     let source_renderer = SourceRenderer {
         renderer: &renderer,
@@ -37,6 +38,9 @@ pub(super) fn render_and_decide(
     let (renderings, blocked, (original, again)) = source_renderer.rest(&images, sentinels)?;
     let app_version = app_version(chart);
     let mut decisions = chart::decide(&images, &renderings, app_version.as_deref());
+    if let Some(staged) = staged.filter(|staged| !staged.dropped.is_empty()) {
+        leave_global(&images, &mut decisions, &staged.dropped);
+    }
     for (i, reason) in blocked {
         if let Some(decision) = decisions.get_mut(i) {
             let reason = match helm_failed {
@@ -90,6 +94,26 @@ pub(super) fn render_and_decide(
         drops_tag,
         embedded: source.embedded.map(|index| (file.path.clone(), index)),
     })
+}
+
+/// Makes the maps under `global` unwritable when Helm rendered the chart without the
+/// dependencies `dropped`: those see `global` too, and their renderings are not in the proof.
+fn leave_global(images: &ValuesImages, decisions: &mut [Decision], dropped: &[String]) {
+    for (candidate, decision) in images.candidates.iter().zip(decisions.iter_mut()) {
+        if candidate.path.first().is_some_and(|top| top == "global") {
+            decision.site = EditSite::Unsupported {
+                reason: format!(
+                    "not proven: the chart depends on {}, in neither its charts/ nor this \
+                     repository; Helm rendered it without them, and they see `global` too",
+                    dropped
+                        .iter()
+                        .map(|name| format!("`{name}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+        }
+    }
 }
 
 /// tagpin's own reading of `chart`, planned for the candidates of `source`.

@@ -32,28 +32,42 @@ pub(super) struct Found {
 /// The dependencies of the chart at `chart` (with its parsed `Chart.yaml`, `meta`) that
 /// `charts/` does not hold, found in the repository.
 pub(super) fn found(chart: &Path, meta: &Value) -> Vec<Found> {
-    let Some(declared) = meta.get("dependencies").and_then(Value::as_array) else {
-        return Vec::new();
+    resolve(chart, meta).found
+}
+
+/// A chart's declared dependencies that `charts/` does not hold: those the repository
+/// provides, and the names of the others.
+struct Resolved {
+    found: Vec<Found>,
+    missing: Vec<String>,
+}
+
+fn resolve(chart: &Path, meta: &Value) -> Resolved {
+    let mut resolved = Resolved {
+        found: Vec::new(),
+        missing: Vec::new(),
     };
-    declared
-        .iter()
-        .filter_map(|dependency| {
-            let field = |key: &str| dependency.get(key).and_then(Value::as_str);
-            let name = field("name")?;
-            if vendored(chart, name) {
-                return None;
-            }
-            let version = field("version").unwrap_or("*");
-            let dir = match field("repository").and_then(|r| r.strip_prefix("file://")) {
-                Some(path) => inside_repository(chart, &chart.join(path))?,
-                None => beside(chart, name, version)?,
-            };
-            Some(Found {
+    let declared = meta.get("dependencies").and_then(Value::as_array);
+    for dependency in declared.into_iter().flatten() {
+        let field = |key: &str| dependency.get(key).and_then(Value::as_str);
+        let Some(name) = field("name") else { continue };
+        if vendored(chart, name) {
+            continue;
+        }
+        let version = field("version").unwrap_or("*");
+        let dir = match field("repository").and_then(|r| r.strip_prefix("file://")) {
+            Some(path) => inside_repository(chart, &chart.join(path)),
+            None => beside(chart, name, version),
+        };
+        match dir {
+            Some(dir) => resolved.found.push(Found {
                 name: name.to_owned(),
                 dir,
-            })
-        })
-        .collect()
+            }),
+            None => resolved.missing.push(name.to_owned()),
+        }
+    }
+    resolved
 }
 
 /// Whether `charts/` holds the chart `name`: a directory whose `Chart.yaml` names it, or an
@@ -129,6 +143,9 @@ fn beside(chart: &Path, name: &str, constraint: &str) -> Option<PathBuf> {
 pub(super) struct Staged {
     path: PathBuf,
     _copy: Option<tempfile::TempDir>,
+    /// The dependencies neither vendored nor found, which the copy's `Chart.yaml` leaves out
+    /// (Helm refuses to render a chart that lacks a declared dependency, even a disabled one).
+    pub dropped: Vec<String>,
 }
 
 impl Staged {
@@ -143,12 +160,13 @@ pub(super) fn stage(chart: &Path) -> Staged {
     let as_it_is = || Staged {
         path: chart.to_owned(),
         _copy: None,
+        dropped: Vec::new(),
     };
     let Some(meta) = read_meta(chart) else {
         return as_it_is();
     };
-    let dependencies = found(chart, &meta);
-    if dependencies.is_empty() {
+    let resolved = resolve(chart, &meta);
+    if resolved.found.is_empty() && resolved.missing.is_empty() {
         return as_it_is();
     }
     let Ok(copy) = tempfile::tempdir() else {
@@ -157,39 +175,76 @@ pub(super) fn stage(chart: &Path) -> Staged {
     let name = chart.file_name().unwrap_or_else(|| "chart".as_ref());
     let path = copy.path().join(name);
     let mut budget = MAX_STAGED_BYTES;
-    match copy_with_dependencies(chart, &path, dependencies, &mut budget, 0) {
+    let mut dropped = Vec::new();
+    let copied =
+        copy_with_dependencies(chart, &path, (meta, resolved), &mut budget, &mut dropped, 0);
+    match copied {
         Ok(()) => Staged {
             path,
             _copy: Some(copy),
+            dropped,
         },
         Err(_) => as_it_is(),
     }
 }
 
-/// Copies the chart at `from` to `to`, and `dependencies`, those found for it, into
-/// `to/charts/` (each with its own).
+/// Copies the chart at `from` (its `Chart.yaml` read, and its dependencies resolved) to `to`:
+/// those found go into `to/charts/` (each with its own), and those missing, also added to
+/// `dropped`, are left out of the copy's `Chart.yaml`.
 fn copy_with_dependencies(
     from: &Path,
     to: &Path,
-    dependencies: Vec<Found>,
+    (meta, resolved): (Value, Resolved),
     budget: &mut u64,
+    dropped: &mut Vec<String>,
     depth: usize,
 ) -> std::io::Result<()> {
     copy_tree(from, to, budget)?;
+    if !resolved.missing.is_empty() {
+        leave_out(to, meta, &resolved.missing)?;
+        dropped.extend(resolved.missing);
+    }
     if depth >= MAX_DEPTH {
         return Ok(());
     }
-    for dependency in dependencies {
+    for dependency in resolved.found {
         let into = to.join("charts").join(&dependency.name);
         if into.exists() {
             continue;
         }
-        let theirs = read_meta(&dependency.dir)
-            .map(|meta| found(&dependency.dir, &meta))
-            .unwrap_or_default();
-        copy_with_dependencies(&dependency.dir, &into, theirs, budget, depth + 1)?;
+        let Some(meta) = read_meta(&dependency.dir) else {
+            continue;
+        };
+        let theirs = resolve(&dependency.dir, &meta);
+        copy_with_dependencies(
+            &dependency.dir,
+            &into,
+            (meta, theirs),
+            budget,
+            dropped,
+            depth + 1,
+        )?;
     }
     Ok(())
+}
+
+/// Writes the copy's `Chart.yaml` without the dependencies named `missing`, and drops its
+/// `Chart.lock`, which would list them.
+fn leave_out(copy: &Path, mut meta: Value, missing: &[String]) -> std::io::Result<()> {
+    if let Some(declared) = meta.get_mut("dependencies").and_then(Value::as_array_mut) {
+        declared.retain(|dependency| {
+            !dependency
+                .get("name")
+                .and_then(Value::as_str)
+                .is_some_and(|name| missing.iter().any(|m| m == name))
+        });
+    }
+    let text = yaml_serde::to_string(&meta).map_err(std::io::Error::other)?;
+    std::fs::write(copy.join("Chart.yaml"), text)?;
+    match std::fs::remove_file(copy.join("Chart.lock")) {
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(error),
+        _ => Ok(()),
+    }
 }
 
 /// Copies the regular files and directories under `from` (not `.git`, not symbolic links).
@@ -312,9 +367,44 @@ mod tests {
         assert!(path.join("templates/a.yaml").is_file());
         assert!(path.join("charts/db/Chart.yaml").is_file());
         assert!(path.join("charts/db/charts/common/Chart.yaml").is_file());
+        assert_eq!(staged.dropped, Vec::<String>::new());
         drop(staged);
         assert!(!path.exists(), "the copy is removed with the staged chart");
         // Nothing to add: the chart is rendered where it is.
         assert_eq!(stage(&root.join("common")).path(), root.join("common"));
+    }
+
+    #[test]
+    fn a_dependency_the_repository_lacks_is_left_out_of_the_staged_chart() {
+        let repo = tempfile::tempdir().unwrap();
+        let root = repo.path();
+        let app = "name: app\nversion: 1.0.0\ndependencies:\n\
+                   - {name: gone, version: 1.x, repository: oci://x, condition: gone.enabled}\n\
+                   - {name: lib, version: 1.x, repository: oci://x}\n";
+        repository(
+            root,
+            &[
+                ("app/Chart.yaml", app),
+                ("app/Chart.lock", "dependencies: []\n"),
+                ("lib/Chart.yaml", "name: lib\nversion: 1.0.0\n"),
+            ],
+        );
+        let staged = stage(&root.join("app"));
+        assert_eq!(staged.dropped, ["gone"]);
+        let meta = read_meta(staged.path()).unwrap();
+        let names: Vec<&str> = meta["dependencies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["lib"]);
+        assert!(staged.path().join("charts/lib/Chart.yaml").is_file());
+        assert!(!staged.path().join("Chart.lock").exists());
+        // The repository's own files are as they were.
+        assert_eq!(
+            std::fs::read_to_string(root.join("app/Chart.yaml")).unwrap(),
+            app
+        );
     }
 }
