@@ -633,12 +633,15 @@ fn reads(templates: &[Template]) -> Lines<'_> {
             here.clear();
             here.extend_from_slice(&open);
             track_with(&mut withs, &here, &actions, (template, line));
-            let outside_scopes = block_context(&here) == Context::Line;
+            // A line that assigns a variable passes what it uses on to it, whose uses this
+            // does not follow: such a line is no use that can be read.
+            let readable =
+                block_context(&here) == Context::Line && !actions.iter().any(|a| assigns(a));
             note_uses(
                 &mut variables,
                 &declared,
                 text,
-                outside_scopes.then_some((template, line)),
+                readable.then_some((template, line)),
             );
             // The `with` blocks this line opens, by the index of their action.
             let mut opened = Vec::new();
@@ -769,7 +772,8 @@ fn declare<'t>(
 
 /// Records `text`, the line `at`, as a use of each variable of `declared` that it names, or
 /// marks the variable unclean where the line cannot be read after its declaration (`at` is
-/// `None`: inside a scope or an action over lines) or assigns it again.
+/// `None`: inside a scope, in an action over lines, or assigning a variable) or assigns it
+/// again.
 fn note_uses(
     variables: &mut [Variable<'_>],
     declared: &[usize],
@@ -1379,7 +1383,11 @@ mod tests {
                       env: {{ $tag | quote }}\n\
                   {{- $again := .Values.again.tag }}\n\
                     - image: {{ .Values.again.repository }}:{{ $again }}\n\
-                  {{- $again = \"x\" }}\n",
+                  {{- $again = \"x\" }}\n\
+                  {{- $chained := .Values.chained.tag }}\n\
+                  {{- $label := $chained | upper }}\n\
+                    - image: {{ .Values.chained.repository }}:{{ $chained }}\n\
+                      label: {{ $label }}\n",
             ),
         ];
         let root = json!({
@@ -1389,12 +1397,19 @@ mod tests {
                 "side": {"repository": "side", "tag": "2.0"},
                 "kept": {"repository": "kept", "tag": "3.0"},
                 "again": {"repository": "again", "tag": "4.0"},
+                "chained": {"repository": "chained", "tag": "5.0"},
             },
             "Chart": {"AppVersion": "1.0"},
         });
         let rendering = render(
             &templates,
-            &[path("image"), path("side"), path("kept"), path("again")],
+            &[
+                path("image"),
+                path("side"),
+                path("kept"),
+                path("again"),
+                path("chained"),
+            ],
             &[],
             &root,
         );
@@ -1415,6 +1430,11 @@ mod tests {
                 (
                     3,
                     "not proven: without Helm, the map is read into a variable at c/templates/deploy.yaml:11, whose uses on other lines this reading does not follow"
+                ),
+                // Passed on to another variable, whose uses no line shows as the map's.
+                (
+                    4,
+                    "not proven: without Helm, the map is read into a variable at c/templates/deploy.yaml:14, whose uses on other lines this reading does not follow"
                 ),
             ]
         );
