@@ -471,6 +471,52 @@ enum Token {
     Chain(String),
 }
 
+/// The functions (and words) a pipeline may use for [`is_pure`]: those this evaluator knows,
+/// none of which changes a value in place or includes a template.
+const PURE_WORDS: &[&str] = &[
+    "default",
+    "quote",
+    "squote",
+    "toString",
+    "printf",
+    "trimPrefix",
+    "trimSuffix",
+    "trim",
+    "lower",
+    "upper",
+    "not",
+    "empty",
+    "and",
+    "or",
+    "eq",
+    "ne",
+    "coalesce",
+    "dict",
+    "list",
+    "ternary",
+    "hasKey",
+    "get",
+    "kindIs",
+    "append",
+    "uniq",
+    "print",
+    "true",
+    "false",
+    "nil",
+];
+
+/// Whether evaluating `pipeline` can change nothing but its own value: it calls only functions
+/// this evaluator knows, and no template (Sprig's `set`, `unset` and `merge` change a map in
+/// place, which a later line would see; an included template may call them).
+pub fn is_pure(pipeline: &str) -> bool {
+    lex(pipeline).is_ok_and(|tokens| {
+        tokens.iter().all(|token| match token {
+            Token::Word(word) => PURE_WORDS.contains(&word.as_str()),
+            _ => true,
+        })
+    })
+}
+
 fn lex(text: &str) -> Result<Vec<Token>, EvalError> {
     let mut tokens = Vec::new();
     let mut chars = text.char_indices().peekable();

@@ -753,7 +753,10 @@ fn declare<'t>(
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .map_or(action.len(), |i| i + 1);
     let name = &action[..end];
-    let is_declaration = action[end..].trim_start().starts_with(":=");
+    let pipeline = action[end..].trim_start();
+    let is_declaration = pipeline.starts_with(":=");
+    // A value changed in place (`$_ := set .Values.image "tag" …`) shows in no line.
+    let pure = evaluate::is_pure(pipeline.trim_start_matches([':', '=']));
     // A name declared again: the uses after it are of either.
     for id in declared.iter().copied() {
         if variables[id].name == name {
@@ -765,7 +768,7 @@ fn declare<'t>(
         action,
         name,
         lines: Vec::new(),
-        clean: alone && is_declaration,
+        clean: alone && is_declaration && pure,
     });
     variables.len() - 1
 }
@@ -1384,6 +1387,8 @@ mod tests {
                   {{- $again := .Values.again.tag }}\n\
                     - image: {{ .Values.again.repository }}:{{ $again }}\n\
                   {{- $again = \"x\" }}\n\
+                  {{- $_ := set .Values.mutated \"tag\" \"x\" }}\n\
+                    - image: {{ .Values.mutated.repository }}:{{ .Values.mutated.tag }}\n\
                   {{- $chained := .Values.chained.tag }}\n\
                   {{- $label := $chained | upper }}\n\
                     - image: {{ .Values.chained.repository }}:{{ $chained }}\n\
@@ -1398,6 +1403,7 @@ mod tests {
                 "kept": {"repository": "kept", "tag": "3.0"},
                 "again": {"repository": "again", "tag": "4.0"},
                 "chained": {"repository": "chained", "tag": "5.0"},
+                "mutated": {"repository": "mutated", "tag": "6.0"},
             },
             "Chart": {"AppVersion": "1.0"},
         });
@@ -1409,6 +1415,7 @@ mod tests {
                 path("kept"),
                 path("again"),
                 path("chained"),
+                path("mutated"),
             ],
             &[],
             &root,
@@ -1434,6 +1441,11 @@ mod tests {
                 // Passed on to another variable, whose uses no line shows as the map's.
                 (
                     4,
+                    "not proven: without Helm, the map is read into a variable at c/templates/deploy.yaml:16, whose uses on other lines this reading does not follow"
+                ),
+                // Changed in place, which no later line shows.
+                (
+                    5,
                     "not proven: without Helm, the map is read into a variable at c/templates/deploy.yaml:14, whose uses on other lines this reading does not follow"
                 ),
             ]
