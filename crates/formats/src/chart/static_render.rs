@@ -560,11 +560,11 @@ fn reads(templates: &[Template]) -> Lines<'_> {
             });
             for (line, text) in lines {
                 // What it includes, `tpl` renders somewhere no line shows.
-                calls.extend(calls_in(text).into_iter().map(|(name, root_context)| Call {
+                calls.extend(calls_in(text).into_iter().map(|site| Call {
                     template,
                     line,
-                    name,
-                    root_context,
+                    name: site.name,
+                    root_context: site.root_context,
                     context: Context::Tpl,
                     foreign: false,
                 }));
@@ -670,9 +670,10 @@ fn reads(templates: &[Template]) -> Lines<'_> {
                     (other, _) => other,
                 };
                 enter(&mut here, action);
-                // Where the argument of a named template's call starts: a map read after it is
-                // passed to the template, which the line's evaluation follows.
-                let arguments_from = calls_start(action);
+                let sites = calls_in(action);
+                // Where the first call of a named template by its name starts: a map read after
+                // it is passed to the template, which the line's evaluation follows.
+                let arguments_from = sites.iter().filter_map(|site| site.literal_at).min();
                 let in_define = match context {
                     Context::Define(name) => Some(name),
                     _ => None,
@@ -710,18 +711,14 @@ fn reads(templates: &[Template]) -> Lines<'_> {
                         define: in_define,
                     });
                 }
-                calls.extend(
-                    calls_in(action)
-                        .into_iter()
-                        .map(|(name, root_context)| Call {
-                            template,
-                            line,
-                            name,
-                            root_context,
-                            context,
-                            foreign,
-                        }),
-                );
+                calls.extend(sites.into_iter().map(|site| Call {
+                    template,
+                    line,
+                    name: site.name,
+                    root_context: site.root_context,
+                    context,
+                    foreign,
+                }));
             }
         }
     }
@@ -871,17 +868,27 @@ fn define_name(action: &str) -> Option<&str> {
     Some(&name[..name.find('"')?])
 }
 
-/// The named templates `action` includes (`include "name" ARG`, `template "name" ARG`), each
-/// with whether ARG is the root context (`.` or `$` alone). A name that is not a literal
-/// (`include (printf …) .`) is [`COMPUTED`].
-fn calls_in(action: &str) -> Vec<(&str, bool)> {
+/// A call of a named template in an action.
+struct CallSite<'t> {
+    name: &'t str,
+    /// Its argument is the root context (`.` or `$` alone).
+    root_context: bool,
+    /// Where its keyword starts in the action, when the name is a literal.
+    literal_at: Option<usize>,
+}
+
+/// The named templates `action` includes (`include "name" ARG`, `template "name" ARG`). A name
+/// that is not a literal (`include (printf …) .`) is [`COMPUTED`], or the file a
+/// `$.Template.BasePath` call names.
+fn calls_in(action: &str) -> Vec<CallSite<'_>> {
     let mut calls = Vec::new();
     for (keyword, finder) in [("include ", &*INCLUDE), ("template ", &*TEMPLATE)] {
-        let mut rest = action;
-        while let Some(at) = find(rest, finder) {
-            let before = rest[..at].chars().next_back();
-            let after = rest[at + keyword.len()..].trim_start();
-            rest = &rest[at + keyword.len()..];
+        let mut from = 0;
+        while let Some(found) = find(&action[from..], finder) {
+            let at = from + found;
+            let before = action[..at].chars().next_back();
+            let after = action[at + keyword.len()..].trim_start();
+            from = at + keyword.len();
             if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
                 continue;
             }
@@ -889,7 +896,11 @@ fn calls_in(action: &str) -> Vec<(&str, bool)> {
                 // A name computed by a pipeline, a variable or a field; a word after `include`
                 // is no call of it.
                 if after.starts_with(['(', '$', '.']) {
-                    calls.push((included_file(after).unwrap_or(COMPUTED), false));
+                    calls.push(CallSite {
+                        name: included_file(after).unwrap_or(COMPUTED),
+                        root_context: false,
+                        literal_at: None,
+                    });
                 }
                 continue;
             };
@@ -900,7 +911,11 @@ fn calls_in(action: &str) -> Vec<(&str, bool)> {
                     .strip_prefix(*mark)
                     .is_some_and(|tail| tail.is_empty() || tail.starts_with([' ', ')', '|']))
             });
-            calls.push((&quoted[..end], root_context));
+            calls.push(CallSite {
+                name: &quoted[..end],
+                root_context,
+                literal_at: Some(at),
+            });
         }
     }
     calls
@@ -930,23 +945,6 @@ fn live_defines<'t>(calls: &[Call<'t>]) -> Option<std::collections::BTreeSet<&'t
         }
         live.extend(queue.drain(..));
     }
-}
-
-/// Where the first call of a named template by its name (`include "x"`, `template "x"`)
-/// starts in `action`.
-fn calls_start(action: &str) -> Option<usize> {
-    [&*INCLUDE, &*TEMPLATE]
-        .into_iter()
-        .filter_map(|finder| {
-            let at = find(action, finder)?;
-            let before = action[..at].chars().next_back();
-            let literal = action[at + finder.needle().len()..]
-                .trim_start()
-                .starts_with('"');
-            (literal && !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-                .then_some(at)
-        })
-        .min()
 }
 
 /// Whether `text`'s last action is a comment that it does not close (`{{/*`, `{{- /*`).
