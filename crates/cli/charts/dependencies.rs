@@ -95,8 +95,19 @@ fn chart_name(dir: &Path) -> Option<String> {
 }
 
 fn read_meta(dir: &Path) -> Option<Value> {
-    let text = std::fs::read_to_string(dir.join("Chart.yaml")).ok()?;
-    yaml_serde::from_str(&text).ok()
+    chart_yaml(dir).ok()
+}
+
+/// The `Chart.yaml` of the chart at `dir` (an empty one is an empty map), or why it cannot be
+/// read.
+pub(super) fn chart_yaml(dir: &Path) -> Result<Value, String> {
+    let path = dir.join("Chart.yaml");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+    if text.trim().is_empty() {
+        return Ok(Value::Object(serde_json::Map::new()));
+    }
+    yaml_serde::from_str(&text).map_err(|error| format!("cannot read {}: {error}", path.display()))
 }
 
 /// The repository root above `chart`: the nearest directory with a `.git`.

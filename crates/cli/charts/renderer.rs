@@ -64,7 +64,7 @@ impl StaticChart {
         own_values: Option<&chart::ValuesFile>,
         overlays: &[PathBuf],
     ) -> Result<Self, String> {
-        let meta = read_yaml(&chart.join("Chart.yaml"))?;
+        let meta = dependencies::chart_yaml(chart)?;
         let mut templates = Vec::new();
         let mut subcharts = Vec::new();
         collect_templates(
@@ -234,7 +234,7 @@ fn collect_templates(
         return Err("subcharts nest too deep to read".to_owned());
     }
     for sub in subs {
-        let meta = read_yaml(&sub.join("Chart.yaml"))?;
+        let meta = dependencies::chart_yaml(&sub)?;
         let sub_name = chart_name(&sub, &meta);
         subcharts.push(sub_name.clone());
         let mut nested = Vec::new();
@@ -252,15 +252,6 @@ fn collect_templates(
 
 /// How deep subcharts (and the dependencies found for them) are read.
 const MAX_SUBCHART_DEPTH: usize = 8;
-
-fn read_yaml(path: &Path) -> Result<Value, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
-    if text.trim().is_empty() {
-        return Ok(Value::Object(Map::new()));
-    }
-    yaml_serde::from_str(&text).map_err(|error| format!("cannot read {}: {error}", path.display()))
-}
 
 /// Helm's merge of values: maps key by key, the later winning, anything else replaced, a null
 /// deleting the key.
