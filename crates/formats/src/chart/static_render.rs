@@ -138,7 +138,7 @@ enum Block<'t> {
 
 /// What the static reading will evaluate for a values file's candidates: the lines, the
 /// candidates it cannot follow, and the top-level values keys the lines read.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct Plan {
     /// `(template, line)`, each with the candidates it reads.
     lines: Vec<((usize, usize), Vec<usize>)>,
@@ -165,20 +165,41 @@ pub fn plan_for(
     strings: &[usize],
     subcharts: &[String],
 ) -> Plan {
+    let plan = plan_with(templates, paths, strings, subcharts, &Related::new(paths));
+    // The lines passed over change nothing: every test that plans proves it.
+    #[cfg(test)]
+    assert_eq!(
+        plan,
+        plan_with(templates, paths, strings, subcharts, &Related::every()),
+        "passing over the lines no candidate is related to changed the plan"
+    );
+    plan
+}
+
+/// [`plan_for`], reading the lines `related` may concern.
+fn plan_with(
+    templates: &[Template],
+    paths: &[Vec<String>],
+    strings: &[usize],
+    subcharts: &[String],
+    related: &Related<'_>,
+) -> Plan {
+    // A chart none of whose files reads a value related to a candidate has nothing to follow.
     let Lines {
         mut reads,
         calls,
         withs,
         variables,
-    } = reads(templates);
+    } = if related.every || templates.iter().any(|t| related.read_in(&t.text)) {
+        reads(templates, related)
+    } else {
+        Lines::default()
+    };
     // A read in a named template that nothing rendered includes never happens.
     if let Some(live) = live_defines(&calls) {
         reads.retain(|read| read.define.is_none_or(|name| live.contains(name)));
     }
-    let mut plan = Plan {
-        defines: defines(templates),
-        ..Plan::default()
-    };
+    let mut plan = Plan::default();
     let mut followed = std::collections::BTreeSet::new();
     let mut lines: std::collections::BTreeMap<(usize, usize), Vec<usize>> =
         std::collections::BTreeMap::new();
@@ -252,6 +273,10 @@ pub fn plan_for(
             let around = plan.around.entry(*at).or_default();
             let _ = write!(around.0, "{{{{ {} }}}}", variable.action);
         }
+    }
+    // The named templates are what the lines to evaluate may include.
+    if !lines.is_empty() {
+        plan.defines = defines(templates);
     }
     plan.lines = lines.into_iter().collect();
     plan
@@ -545,9 +570,9 @@ fn starts_with(keys: &[&str], path: &[String]) -> bool {
     keys.len() > path.len() && path.iter().zip(keys).all(|(p, k)| p == k)
 }
 
-/// Every read of `.Values` in `templates`, with its context, and every call of a named
-/// template.
-fn reads(templates: &[Template]) -> Lines<'_> {
+/// Every read of `.Values` in `templates` on a line that may concern a candidate (see
+/// [`passes_over`]), with its context, and every call of a named template.
+fn reads<'t>(templates: &'t [Template], related: &Related<'_>) -> Lines<'t> {
     let mut reads = Vec::new();
     let mut calls = Vec::new();
     let mut withs: Vec<With<'_>> = Vec::new();
@@ -630,6 +655,9 @@ fn reads(templates: &[Template]) -> Lines<'_> {
                     Piece::Action(_) | Piece::Text(_) => None,
                 })
                 .collect();
+            if passes_over(&open, &actions, text, &declared, related) {
+                continue;
+            }
             here.clear();
             here.extend_from_slice(&open);
             track_with(&mut withs, &here, &actions, (template, line));
@@ -731,6 +759,7 @@ fn reads(templates: &[Template]) -> Lines<'_> {
 }
 
 /// What [`reads`] finds in a chart's templates.
+#[derive(Default)]
 struct Lines<'t> {
     reads: Vec<Read<'t>>,
     calls: Vec<Call<'t>>,
@@ -1129,27 +1158,122 @@ struct ValuesRead<'t> {
 /// The key chains after each `.Values` in `action` (`$.Values.a.b` and `.Values.a.b` give
 /// `[a, b]`; `.Values` alone gives `[]`).
 fn values_reads(action: &str) -> Vec<ValuesRead<'_>> {
-    let mut out = Vec::new();
-    let mut from = 0;
-    while let Some(found) = find(&action[from..], &VALUES) {
-        let at = from + found;
-        let before = action[..at].chars().next_back();
-        let after = &action[at + ".Values".len()..];
-        from = at + ".Values".len();
-        if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
-            continue;
-        }
-        let end = after
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-'))
-            .unwrap_or(after.len());
-        let keys = after[..end].split('.').filter(|k| !k.is_empty()).collect();
-        out.push(ValuesRead {
-            keys,
+    values_occurrences(action)
+        .map(|(at, dotted, indirect)| ValuesRead {
+            keys: keys_of(dotted).collect(),
             at,
-            indirect: before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_'),
-        });
+            indirect,
+        })
+        .collect()
+}
+
+/// Each `.Values` in `text`: where it starts, the dotted keys after it (`.a.b`, or empty), and
+/// whether something other than the root comes before it.
+fn values_occurrences(text: &str) -> impl Iterator<Item = (usize, &str, bool)> {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        while let Some(found) = find(&text[from..], &VALUES) {
+            let at = from + found;
+            let after = &text[at + ".Values".len()..];
+            from = at + ".Values".len();
+            if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
+            let end = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-'))
+                .unwrap_or(after.len());
+            let before = text[..at].chars().next_back();
+            return Some((
+                at,
+                &after[..end],
+                before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_'),
+            ));
+        }
+        None
+    })
+}
+
+fn keys_of(dotted: &str) -> impl Iterator<Item = &str> + Clone {
+    dotted.split('.').filter(|key| !key.is_empty())
+}
+
+/// The candidates' paths by their top-level key: which reads may concern one of them. A read
+/// concerns a candidate only when one of their key chains starts the other (`.Values` itself,
+/// a map above the candidate, the candidate, or a value inside it); a chart reads hundreds of
+/// values no candidate is related to, on lines that need no reading.
+struct Related<'p> {
+    by_top: std::collections::HashMap<&'p str, Vec<&'p [String]>>,
+    /// A candidate is the values' root: every read concerns it.
+    every: bool,
+}
+
+impl<'p> Related<'p> {
+    fn new(paths: &'p [Vec<String>]) -> Self {
+        let mut by_top: std::collections::HashMap<&str, Vec<&[String]>> =
+            std::collections::HashMap::new();
+        let mut every = false;
+        for path in paths {
+            match path.first() {
+                Some(top) => by_top.entry(top).or_default().push(path),
+                None => every = true,
+            }
+        }
+        Self { by_top, every }
     }
-    out
+
+    /// Every read concerns a candidate: no line is passed over.
+    #[cfg(test)]
+    fn every() -> Self {
+        Self {
+            by_top: std::collections::HashMap::new(),
+            every: true,
+        }
+    }
+
+    /// Whether a read of the keys `dotted` (`.a.b`, or empty for `.Values` itself) may
+    /// concern a candidate.
+    fn read(&self, dotted: &str) -> bool {
+        let keys = keys_of(dotted);
+        if self.every {
+            return true;
+        }
+        let Some(top) = keys.clone().next() else {
+            return true;
+        };
+        self.by_top.get(top).is_some_and(|paths| {
+            paths
+                .iter()
+                .any(|path| path.iter().zip(keys.clone()).all(|(p, k)| p == k))
+        })
+    }
+
+    /// Whether `text` reads a value a candidate is related to.
+    fn read_in(&self, text: &str) -> bool {
+        values_occurrences(text).any(|(_, dotted, _)| self.read(dotted))
+    }
+}
+
+/// Whether a line at the top of its file, whose actions are `actions`, can be passed over by
+/// [`reads`]: it opens, closes or branches no block, includes no template, declares no
+/// variable and uses none of `declared` (it has no `$`), and reads no value a candidate is
+/// related to. Then it concerns no candidate, and no line to evaluate is it.
+fn passes_over(
+    open: &[Block<'_>],
+    actions: &[&str],
+    text: &str,
+    declared: &[usize],
+    related: &Related<'_>,
+) -> bool {
+    block_context(open) == Context::Line
+        && (declared.is_empty() || !text.contains('$'))
+        && actions.iter().all(|action| {
+            !matches!(
+                first_word(action),
+                "if" | "else" | "with" | "range" | "define" | "block" | "end"
+            ) && !assigns(action)
+                && calls_in(action).is_empty()
+                && !related.read_in(action)
+        })
 }
 
 #[cfg(test)]
@@ -1176,6 +1300,86 @@ mod tests {
 
     fn path(dotted: &str) -> Vec<String> {
         dotted.split('.').map(str::to_owned).collect()
+    }
+
+    /// The templates under `dir` (its own and its subcharts'), named from `name`.
+    fn templates_under(dir: &std::path::Path, name: &str, out: &mut Vec<Template>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
+        entries.sort_by_key(std::fs::DirEntry::file_name);
+        for entry in entries {
+            let path = entry.path();
+            let shown = format!("{name}/{}", entry.file_name().to_string_lossy());
+            if path.is_dir() {
+                templates_under(&path, &shown, out);
+            } else if shown.contains("/templates/")
+                && let Ok(text) = std::fs::read_to_string(&path)
+            {
+                out.push(Template {
+                    source: shown,
+                    text,
+                });
+            }
+        }
+    }
+
+    /// The real charts of the corpus (`../shared/corpus`, see its SOURCE.md), each values file
+    /// with its chart's templates (and Bitnami's `common`): passing over the lines no candidate
+    /// is related to plans what reading every line plans (`plan_for` asserts it in test
+    /// builds). The corpus exists in CI and the development environment; without it this says
+    /// so and passes.
+    #[test]
+    #[expect(
+        clippy::print_stderr,
+        reason = "a skipped corpus test must say so visibly"
+    )]
+    fn the_corpus_charts_plan_alike_with_the_unrelated_lines_passed_over() {
+        let corpus =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
+        if !corpus.join("bitnami/SOURCE.md").is_file() {
+            eprintln!("corpus: ../shared/corpus not found; skipping");
+            return;
+        }
+        let mut values_files = Vec::new();
+        let mut stack = vec![corpus.clone()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if entry.file_name() == "values.yaml" {
+                    values_files.push(path);
+                }
+            }
+        }
+        values_files.sort();
+        let common = corpus.join("bitnami/bitnami/common");
+        let (mut planned, mut lines) = (0, 0);
+        for values in &values_files {
+            let chart = values.parent().unwrap();
+            let mut templates = Vec::new();
+            templates_under(chart, "chart", &mut templates);
+            if chart.starts_with(corpus.join("bitnami")) && chart != common {
+                templates_under(&common, "chart/charts/common", &mut templates);
+            }
+            let text = std::fs::read_to_string(values).unwrap();
+            let Ok(images) = super::super::values_images(values, &text) else {
+                continue;
+            };
+            let paths: Vec<Vec<String>> =
+                images.candidates.iter().map(|c| c.path.clone()).collect();
+            let strings: Vec<usize> = (0..paths.len())
+                .filter(|i| matches!(images.candidates[*i].shape, super::super::Shape::Inline(_)))
+                .collect();
+            let plan = plan_for(&templates, &paths, &strings, &["common".to_owned()]);
+            planned += usize::from(!paths.is_empty());
+            lines += plan.lines.len();
+        }
+        assert!(
+            planned >= 15,
+            "{planned} of {} values files planned",
+            values_files.len()
+        );
+        assert!(lines > 0, "no line planned");
     }
 
     #[test]
