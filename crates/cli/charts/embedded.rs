@@ -16,18 +16,20 @@ use std::path::{Path, PathBuf};
 use tagpin_formats::Finding;
 use tagpin_formats::chart::{self, ChartSource, EmbeddedValues};
 
-use super::{ChartValues, Helm, Source, learn_chart, read_again};
+use super::{ChartValues, Helm, Source, learn_chart};
 use crate::commands::ScannedFile;
 
 /// Decides the embedded values of `file` whose chart is in the repository, and gives the
 /// others' split maps the reason they stay unproven.
-pub(super) fn learn(file: &mut ScannedFile, helm: Option<&Helm>, prove: bool) -> Vec<ChartValues> {
-    let embedded = read_again(file).and_then(|text| {
-        let embedded = chart::embedded_values(&file.path, &text)
-            .map_err(|error| format!("not proven: {error}"))?;
-        Ok((text, embedded))
-    });
-    let (text, embedded) = match embedded {
+pub(super) fn learn(
+    file: &mut ScannedFile,
+    text: &str,
+    helm: Option<&Helm>,
+    prove: bool,
+) -> Vec<ChartValues> {
+    let embedded =
+        chart::embedded_values(&file.path, text).map_err(|error| format!("not proven: {error}"));
+    let embedded = match embedded {
         Ok(read) => read,
         Err(reason) => {
             set_reason(&mut file.findings, &(0..usize::MAX), &reason);
@@ -38,7 +40,7 @@ pub(super) fn learn(file: &mut ScannedFile, helm: Option<&Helm>, prove: bool) ->
     for (index, values) in embedded.into_iter().enumerate() {
         let span = values.span.clone();
         let outcome = chart_of(&file.path, &values)
-            .and_then(|chart| learn_one(file, &chart, &text, values, index, helm, prove));
+            .and_then(|chart| learn_one(file, &chart, text, values, index, helm, prove));
         match outcome {
             Ok(chart_values) => learnt.push(chart_values),
             Err(reason) => set_reason(&mut file.findings, &span, &reason),

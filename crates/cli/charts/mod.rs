@@ -17,7 +17,6 @@ mod renderer;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use tagpin_formats::chart::{self, Expected, Rendered};
 use tagpin_formats::{EditSite, Finding};
@@ -58,67 +57,50 @@ struct FlagSet<At> {
     decided: BTreeSet<At>,
 }
 
-/// Decides the values files among `files` by rendering their charts, in parallel. With
-/// `prove` (`pin`), also renders what the proof of the edits needs, and returns it for each
-/// file it decided.
-pub fn learn(files: &mut [ScannedFile], settings: &Settings, prove: bool) -> Charts {
-    let helm = settings.helm.as_deref().and_then(Helm::find);
-    let jobs: Vec<&mut ScannedFile> = files
-        .iter_mut()
-        .filter(|file| {
-            if is_values_file(&file.path) {
-                // Every values file of a chart is the chart's to decide: a string under an
-                // image key may have more written after it (`{{ .image }}:{{ .imageTag }}`),
-                // and a map under a key that does not say image (`redis: {repository, tag}`)
-                // is found only by reading the file as the chart's values.
-                true
-            } else {
-                file.findings.iter().any(|f| f.unproven().is_some())
-            }
-        })
-        .collect();
-    let workers = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZeroUsize::get)
-        .min(jobs.len());
-    let queue = Mutex::new(jobs.into_iter());
-    let charts = Mutex::new(Charts::new());
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| {
-                loop {
-                    let Some(file) = queue.lock().expect("no panics holding the lock").next()
-                    else {
-                        break;
-                    };
-                    let learnt = if is_values_file(&file.path) {
-                        learn_file(file, helm.as_ref(), settings, prove)
-                            .into_iter()
-                            .collect()
-                    } else {
-                        embedded::learn(file, helm.as_ref(), prove)
-                    };
-                    // Only the proof needs what was learnt: `scan` and `check` keep nothing.
-                    if prove && !learnt.is_empty() {
-                        charts
-                            .lock()
-                            .expect("no panics holding the lock")
-                            .insert(file.display.clone(), learnt);
-                    }
-                }
-            });
-        }
-    });
-    let charts = charts.into_inner().expect("no panics holding the lock");
+/// Whether the chart reading decides `file` (a values file, or a resource with chart values
+/// whose split maps the key-name rules could not prove).
+pub fn decides(file: &ScannedFile) -> bool {
+    // Every values file of a chart is the chart's to decide: a string under an image key may
+    // have more written after it (`{{ .image }}:{{ .imageTag }}`), and a map under a key that
+    // does not say image (`redis: {repository, tag}`) is found only by reading the file as
+    // the chart's values.
+    is_values_file(&file.path) || file.findings.iter().any(|f| f.unproven().is_some())
+}
+
+/// Decides `file`, whose text as scanned is `text`, by rendering its chart (see [`decides`]),
+/// from the walker's thread that scanned it. `values` is what the scan read of a values file.
+/// With `prove` (`pin`), also renders what the proof of the edits needs, and returns it.
+pub fn learn(
+    file: &mut ScannedFile,
+    text: &str,
+    values: Option<chart::ValuesFile>,
+    helm: Option<&Helm>,
+    settings: &Settings,
+    prove: bool,
+) -> Vec<ChartValues> {
+    let learnt = if is_values_file(&file.path) {
+        learn_file(file, text, values, helm, settings, prove)
+            .into_iter()
+            .collect()
+    } else {
+        embedded::learn(file, text, helm, prove)
+    };
+    // Only the proof needs what was learnt: `scan` and `check` keep nothing.
+    if prove { learnt } else { Vec::new() }
+}
+
+/// What is left once every file is decided: split maps no chart proves are left unwritten
+/// (`unproven_values: report`), and a `pullPolicy` is set only where a rendering proves what
+/// it feeds.
+pub fn finish(files: &mut [ScannedFile], charts: &Charts, settings: &Settings) {
     for file in files.iter_mut() {
         if settings.unproven_values == UnprovenValues::Report {
             leave_unproven(&mut file.findings);
         }
-        // A values map's `pullPolicy` is set only where a rendering proves what it feeds.
         if !charts.contains_key(&file.display) {
             forget_split_pull_policies(&mut file.findings);
         }
     }
-    charts
 }
 
 /// Drops the `pullPolicy` edits of the split maps in `findings`.
@@ -133,6 +115,8 @@ fn forget_split_pull_policies(findings: &mut [Finding]) {
 /// Decides one values file, or leaves its split maps unproven with the reason.
 fn learn_file(
     file: &mut ScannedFile,
+    text: &str,
+    values: Option<chart::ValuesFile>,
     helm: Option<&Helm>,
     settings: &Settings,
     prove: bool,
@@ -155,8 +139,11 @@ fn learn_file(
             .path
             .file_name()
             .is_some_and(|name| name == "values.yaml");
-    let source = read_again(file).and_then(|text| {
-        let parsed = chart::ValuesFile::read(&file.path, text).map_err(|e| e.to_string())?;
+    let parsed = match values {
+        Some(values) => Ok(values),
+        None => chart::ValuesFile::read(&file.path, text.to_owned()).map_err(|e| e.to_string()),
+    };
+    let source = parsed.and_then(|parsed| {
         let images = if own_values {
             parsed.images()
         } else {
@@ -192,20 +179,6 @@ fn learn_file(
             None
         }
     }
-}
-
-/// The text of `file` as it was scanned.
-fn read_again(file: &ScannedFile) -> Result<String, String> {
-    let text = std::fs::read_to_string(&file.path)
-        .map_err(|error| format!("not proven: cannot read the values again: {error}"))?;
-    if file
-        .fingerprint
-        .as_deref()
-        .is_some_and(|scanned| *scanned != crate::commands::fingerprint(&text))
-    {
-        return Err("not proven: the values file changed while tagpin read it".to_owned());
-    }
-    Ok(text)
 }
 
 /// Values to decide by rendering a chart with them.
@@ -305,7 +278,7 @@ impl ChartValues {
 }
 
 /// Whether `path` is named as a values file.
-fn is_values_file(path: &Path) -> bool {
+pub fn is_values_file(path: &Path) -> bool {
     let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
         return false;
     };

@@ -99,9 +99,15 @@ pub fn check_paths(paths: &[PathBuf]) -> anyhow::Result<()> {
 /// second write then finds it "changed on disk").
 pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected {
     let collected = Mutex::new(Collected::default());
+    let helm = settings.helm.as_deref().and_then(crate::charts::Helm::find);
+    let scanning = Scanning {
+        settings,
+        keep,
+        helm: helm.as_ref(),
+    };
     walk::walk(paths, &settings.paths, &|visit| {
         let outcome = match visit {
-            Visit::File(candidate) => scan_file(candidate, settings, keep),
+            Visit::File(candidate) => scan_file(candidate, &scanning),
             Visit::Error { display, message } => Outcome::Error(FileError {
                 path: display,
                 message,
@@ -109,8 +115,11 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
         };
         let mut collected = collected.lock().expect("no panics while holding the lock");
         match outcome {
-            Outcome::Scanned(mut file) => {
+            Outcome::Scanned(mut file, learnt) => {
                 collected.files_scanned += 1;
+                if !learnt.is_empty() {
+                    collected.charts.insert(file.display.clone(), learnt);
+                }
                 if !file.findings.is_empty() || file.chart_values {
                     file.identity = identity(&file.path);
                     // A scanner's vector grows in steps; a tree of small files would keep
@@ -133,6 +142,10 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
         .files
         .retain(|file| file.identity.is_none_or(|id| seen.insert(id)));
     collected.files_scanned -= before - collected.files.len();
+    let kept: HashSet<&str> = collected.files.iter().map(|f| f.display.as_str()).collect();
+    collected
+        .charts
+        .retain(|display, _| kept.contains(display.as_str()));
     for file in &mut collected.files {
         file.findings
             .sort_by_key(|finding| (finding.line, finding.column));
@@ -141,8 +154,7 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
         .errors
         .sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
     collected.skipped.sort_by(|a, b| a.path.cmp(&b.path));
-    collected.charts =
-        crate::charts::learn(&mut collected.files, settings, keep == Keep::Fingerprint);
+    crate::charts::finish(&mut collected.files, &collected.charts, settings);
     collected.files.retain(|file| !file.findings.is_empty());
     collected
 }
@@ -171,7 +183,8 @@ fn identity(path: &Path) -> Option<Identity> {
 }
 
 enum Outcome {
-    Scanned(ScannedFile),
+    /// A file scanned, and what the proof of its chart values needs.
+    Scanned(ScannedFile, Vec<crate::charts::ChartValues>),
     Error(FileError),
     Skipped(Skipped),
 }
@@ -181,16 +194,20 @@ thread_local! {
     static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-fn scan_file(candidate: Candidate, settings: &Settings, keep: Keep) -> Outcome {
-    BUFFER.with_borrow_mut(|buffer| scan_file_with(candidate, settings, keep, buffer))
+/// What every file is scanned with.
+struct Scanning<'a> {
+    settings: &'a Settings,
+    keep: Keep,
+    /// Helm, to render charts with, when it is there.
+    helm: Option<&'a crate::charts::Helm>,
 }
 
-fn scan_file_with(
-    candidate: Candidate,
-    settings: &Settings,
-    keep: Keep,
-    buffer: &mut Vec<u8>,
-) -> Outcome {
+fn scan_file(candidate: Candidate, scanning: &Scanning<'_>) -> Outcome {
+    BUFFER.with_borrow_mut(|buffer| scan_file_with(candidate, scanning, buffer))
+}
+
+fn scan_file_with(candidate: Candidate, scanning: &Scanning<'_>, buffer: &mut Vec<u8>) -> Outcome {
+    let Scanning { settings, keep, .. } = *scanning;
     let Candidate {
         path,
         display,
@@ -220,8 +237,16 @@ fn scan_file_with(
             reason: "a helm-unittest test: its values are the test's expectations".to_owned(),
         });
     }
+    let chart_values = crate::charts::may_hold_images(&rules_path, text);
+    let mut values = None;
     let mut scanned = if kind == FileKind::Custom {
         Ok(tagpin_formats::scan_custom(text, &patterns))
+    } else if kind == FileKind::Yaml && crate::charts::is_values_file(&rules_path) {
+        // Read once, for the findings and for the chart's reading.
+        tagpin_formats::scan_values(&rules_path, text).map(|(findings, read)| {
+            values = read;
+            findings
+        })
     } else {
         tagpin_formats::scan(&rules_path, kind, text)
     };
@@ -232,17 +257,32 @@ fn scan_file_with(
     match scanned {
         Ok(mut findings) => {
             settings.ignore.apply(&mut findings);
-            let chart_values = crate::charts::may_hold_images(&rules_path, text);
             let fingerprint = (keep == Keep::Fingerprint && (!findings.is_empty() || chart_values))
                 .then(|| Box::new(fingerprint(text)));
-            Outcome::Scanned(ScannedFile {
+            let mut file = ScannedFile {
                 path,
                 display,
                 findings,
                 fingerprint,
                 identity: None,
                 chart_values,
-            })
+            };
+            // Decided here, with the text at hand: a values file is kept (as `collect` keeps
+            // it) with findings or with maps the key-name rules may not see.
+            let learnt =
+                if (!file.findings.is_empty() || chart_values) && crate::charts::decides(&file) {
+                    crate::charts::learn(
+                        &mut file,
+                        text,
+                        values,
+                        scanning.helm,
+                        settings,
+                        keep == Keep::Fingerprint,
+                    )
+                } else {
+                    Vec::new()
+                };
+            Outcome::Scanned(file, learnt)
         }
         Err(error) => Outcome::Error(FileError {
             path: display,

@@ -88,6 +88,27 @@ pub fn scan(path: &Path, kind: FileKind, text: &str) -> Result<Vec<Finding>, Err
     Ok(sink.finish())
 }
 
+/// [`scan`] of a chart's values file (YAML), which also returns what the scan read of it for
+/// the chart's reading ([`chart::ValuesFile`]): a chart's values file is often its largest,
+/// and is read once for both. As [`scan`], it fails only for a file that may hold a
+/// reference; one that cannot and is not YAML gives no findings and no [`chart::ValuesFile`].
+pub fn scan_values(
+    path: &Path,
+    text: &str,
+) -> Result<(Vec<Finding>, Option<chart::ValuesFile>), Error> {
+    if !may_hold_reference(FileKind::Yaml, text.as_bytes()) {
+        let values = yaml::read(path, text, yaml::Mode::Strict).ok();
+        return Ok((
+            Vec::new(),
+            values.map(|tree| chart::ValuesFile::of(path, text, tree)),
+        ));
+    }
+    let tree = yaml::read(path, text, yaml::Mode::Strict)?;
+    let mut sink = common::Sink::new(text, FileKind::Yaml);
+    rules::apply(&mut sink, &tree, text, path)?;
+    Ok((sink.finish(), Some(chart::ValuesFile::of(path, text, tree))))
+}
+
 /// Finds the references the user's `patterns` match in `text` (a file of kind
 /// [`FileKind::Custom`]), in file order. Never fails: any text can be matched.
 pub fn scan_custom(text: &str, patterns: &[CustomPattern]) -> Vec<Finding> {

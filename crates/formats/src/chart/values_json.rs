@@ -41,6 +41,15 @@ impl ValuesFile {
         })
     }
 
+    /// A values file read already (by [`crate::scan_values`]).
+    pub(crate) fn of(path: &Path, text: &str, tree: Tree) -> Self {
+        Self {
+            path: path.to_owned(),
+            text: text.to_owned(),
+            tree,
+        }
+    }
+
     pub fn text(&self) -> &str {
         &self.text
     }
