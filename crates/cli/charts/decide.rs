@@ -18,7 +18,7 @@ use crate::commands::ScannedFile;
 pub(super) fn render_and_decide(
     file: &mut ScannedFile,
     chart: &Path,
-    source: &Source,
+    source: &Source<'_>,
     helm: Option<&Helm>,
     helm_failed: Option<&str>,
     prove: bool,
@@ -117,7 +117,7 @@ fn leave_global(images: &ValuesImages, decisions: &mut [Decision], dropped: &[St
 }
 
 /// tagpin's own reading of `chart`, planned for the candidates of `source`.
-fn static_renderer(chart: &Path, source: &Source) -> Result<Renderer, String> {
+fn static_renderer(chart: &Path, source: &Source<'_>) -> Result<Renderer, String> {
     let candidates = &source.images.candidates;
     let paths: Vec<Vec<String>> = candidates.iter().map(|c| c.path.clone()).collect();
     let strings: Vec<usize> = candidates
@@ -155,6 +155,9 @@ impl SourceRenderer<'_> {
         images: &ValuesImages,
         which: Render,
     ) -> Result<(Rendered, Vec<(usize, String)>), String> {
+        if let Some(output) = self.renderer.known_output() {
+            return Ok((Rendered::parse(&output.text), output.blocked));
+        }
         let output = self
             .renderer
             .render(&self.values, &chart::overrides(images, which))
@@ -266,7 +269,12 @@ fn hidden_by_flags(site: &EditSite) -> bool {
 /// Applies `decisions` to the findings of `file` inside `source`: with findings for the maps
 /// the key-name rules did not see, and the maps they saw that stay unwritten with an unknown
 /// tag counted as floating.
-fn apply(file: &mut ScannedFile, source: &Source, images: &ValuesImages, decisions: &[Decision]) {
+fn apply(
+    file: &mut ScannedFile,
+    source: &Source<'_>,
+    images: &ValuesImages,
+    decisions: &[Decision],
+) {
     // The maps the key-name rules saw: whatever the chart shows of them, they are images.
     let split_spans: Vec<_> = file
         .findings
@@ -274,7 +282,7 @@ fn apply(file: &mut ScannedFile, source: &Source, images: &ValuesImages, decisio
         .filter(|f| is_split(&f.site) || f.status == tagpin_formats::Status::Templated)
         .map(|f| f.span.clone())
         .collect();
-    let unseen = chart::unseen_findings(&source.text, images, decisions, &file.findings);
+    let unseen = chart::unseen_findings(source.text, images, decisions, &file.findings);
     if !unseen.is_empty() {
         file.findings.extend(unseen);
         file.findings.sort_by_key(|f| (f.span.start, f.span.end));

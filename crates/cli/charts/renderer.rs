@@ -41,6 +41,18 @@ impl Renderer {
             Self::Static(chart) => chart.render(values, overrides),
         }
     }
+
+    /// What every rendering gives, when that is known without rendering: tagpin's own reading
+    /// with no line to evaluate prints nothing, whatever the values.
+    pub fn known_output(&self) -> Option<Output> {
+        match self {
+            Self::Static(chart) if chart.plan.evaluates_nothing() => Some(Output {
+                text: String::new(),
+                blocked: chart.plan.blocked().to_vec(),
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// A chart as the static reading needs it for one values file: its templates (and its
@@ -126,7 +138,10 @@ fn read_values(path: &Path, keys: &std::collections::BTreeSet<String>) -> Result
 
 /// Whether a template renders text with `tpl` (a values string, a file read by `.Files.Get`).
 fn uses_tpl(text: &str) -> bool {
-    text.match_indices("tpl").any(|(at, _)| {
+    // Built once: every template of every chart is searched.
+    static TPL: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("tpl"));
+    TPL.find_iter(text.as_bytes()).any(|at| {
         let before = text[..at].chars().next_back();
         let after = text[at + 3..].chars().next();
         matches!(before, Some(' ' | '(' | '{' | '|')) && matches!(after, Some(' ' | '(' | '\t'))
@@ -209,7 +224,12 @@ fn collect_templates(
         for entry in entries.flatten() {
             let path = entry.path();
             let file_name = entry.file_name().to_string_lossy().into_owned();
-            if path.is_dir() {
+            // The listing says what most entries are; only a link is looked up.
+            let is_dir = match entry.file_type() {
+                Ok(kind) if !kind.is_symlink() => kind.is_dir(),
+                _ => path.is_dir(),
+            };
+            if is_dir {
                 stack.push((path, format!("{source}/{file_name}")));
             } else if file_name != "NOTES.txt" {
                 let text = std::fs::read_to_string(&path)

@@ -283,6 +283,17 @@ fn plan_with(
 }
 
 impl Plan {
+    /// Whether no line is to be evaluated: every rendering then prints nothing, and blocks
+    /// the candidates [`Plan::blocked`] holds.
+    pub fn evaluates_nothing(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    /// The candidates that cannot be followed, by index, with why.
+    pub fn blocked(&self) -> &[(usize, String)] {
+        &self.blocked
+    }
+
     /// Evaluates the planned lines of `templates` with `root` (`{"Values": …, "Chart": …,
     /// "Release": …}`).
     pub fn render(&self, templates: &[Template], root: &Value) -> StaticRendering {
