@@ -110,7 +110,7 @@ fn learn_one(
     std::fs::write(&lifted, lifted_text)
         .map_err(|error| format!("not proven: cannot write the values to render: {error}"))?;
     let source = Source {
-        text: text.to_owned(),
+        text,
         images: values.images,
         values: vec![lifted],
         within: values.span,

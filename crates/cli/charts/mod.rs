@@ -154,7 +154,7 @@ fn learn_file(
         }
         .map_err(|e| e.to_string())?;
         Ok(Source {
-            text: parsed.text().to_owned(),
+            text,
             images,
             // The chart's own values.yaml Helm reads anyway; another is given to it.
             values: (!own_values)
@@ -182,9 +182,9 @@ fn learn_file(
 }
 
 /// Values to decide by rendering a chart with them.
-struct Source {
+struct Source<'a> {
     /// The file's text.
-    text: String,
+    text: &'a str,
     /// Their candidates, spans in the file.
     images: chart::ValuesImages,
     /// The values files to render with, besides the chart's own values.yaml.
@@ -202,7 +202,7 @@ struct Source {
 fn learn_chart(
     file: &mut ScannedFile,
     chart: &Path,
-    source: &Source,
+    source: &Source<'_>,
     helm: Option<&Helm>,
     prove: bool,
 ) -> Result<ChartValues, String> {
