@@ -139,13 +139,36 @@ fn beside(chart: &Path, name: &str, constraint: &str) -> Option<PathBuf> {
         .collect();
     entries.sort();
     entries.into_iter().find(|dir| {
-        read_meta(dir).is_some_and(|meta| {
-            let field = |key: &str| meta.get(key).and_then(Value::as_str);
-            field("name") == Some(name)
-                && field("version")
-                    .is_some_and(|version| tagpin_formats::chart::satisfies(version, constraint))
+        name_and_version(dir).is_some_and(|(found, version)| {
+            found == name && tagpin_formats::chart::satisfies(&version, constraint)
         })
     })
+}
+
+/// The `name` and `version` of the chart at `dir`, from its `Chart.yaml`, read once per run:
+/// in a repository of N charts that all depend on one library beside them, each values file
+/// looks the library up among all N, which would read N² files.
+fn name_and_version(dir: &Path) -> Option<(String, String)> {
+    type Known = std::collections::HashMap<PathBuf, Option<(String, String)>>;
+    static KNOWN: std::sync::LazyLock<std::sync::Mutex<Known>> =
+        std::sync::LazyLock::new(Default::default);
+    let known = KNOWN
+        .lock()
+        .expect("no panics holding the lock")
+        .get(dir)
+        .cloned();
+    if let Some(read) = known {
+        return read;
+    }
+    let read = read_meta(dir).and_then(|meta| {
+        let field = |key: &str| meta.get(key).and_then(Value::as_str).map(str::to_owned);
+        Some((field("name")?, field("version")?))
+    });
+    KNOWN
+        .lock()
+        .expect("no panics holding the lock")
+        .insert(dir.to_owned(), read.clone());
+    read
 }
 
 /// A chart as Helm renders it: the chart itself, or a copy whose `charts/` holds the
@@ -294,6 +317,33 @@ mod tests {
 
     fn found_at(chart: &Path) -> Vec<Found> {
         found(chart, &read_meta(chart).unwrap())
+    }
+
+    #[test]
+    fn each_chart_beside_is_read_once_per_run() {
+        let repo = tempfile::tempdir().unwrap();
+        let root = repo.path();
+        let app = "name: app\nversion: 1.0.0\ndependencies:\n\
+                   - {name: common, version: 2.x.x, repository: https://charts.example}\n";
+        repository(
+            root,
+            &[
+                ("charts/app/Chart.yaml", app),
+                ("charts/web/Chart.yaml", app),
+                ("charts/base/Chart.yaml", "name: common\nversion: 2.1.0\n"),
+            ],
+        );
+        let app = root.join("charts/app");
+        let beside_app = beside(&app, "common", "2.x.x").unwrap();
+        assert!(
+            beside_app.ends_with("charts/base"),
+            "{}",
+            beside_app.display()
+        );
+        // What the first lookup read stands for the rest of the run.
+        std::fs::write(root.join("charts/base/Chart.yaml"), "name: other\n").unwrap();
+        let beside_web = beside(&root.join("charts/web"), "common", "2.x.x");
+        assert_eq!(beside_web, Some(beside_app));
     }
 
     #[test]
