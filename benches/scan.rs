@@ -11,7 +11,8 @@
 //!
 //! Targets (issue 2): tagpin within 2x of grep's wall time, peak memory under 100 MB. This is
 //! a measurement, not a test: it reports and always exits 0. Environment: `TAGPIN_BENCH_RUNS`
-//! (repetitions, default 7), `TAGPIN_BENCH_KEEP=1` keeps the tree and prints its path.
+//! (repetitions, default 7), `TAGPIN_BENCH_KEEP=1` keeps the tree and prints its path,
+//! `TAGPIN_BENCH_READ_MAPS=1` makes the templates read their values' image maps.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -88,6 +89,13 @@ fn values(rng: &mut Lcg, chart: usize) -> String {
     text
 }
 
+/// Whether the templates read their values' image maps (`TAGPIN_BENCH_READ_MAPS=1`): the
+/// generated values hold `componentN.image`, which the default templates never read (they read
+/// `.Values.image`), so the static chart reading passes their lines over.
+fn templates_read_maps() -> bool {
+    std::env::var_os("TAGPIN_BENCH_READ_MAPS").is_some()
+}
+
 fn template(rng: &mut Lcg, chart: usize, index: usize) -> String {
     let mut text = format!(
         "{{{{- if .Values.component{index}.enabled }}}}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{{{ include \"chart-{chart}.fullname\" . }}}}-{index}\n  labels:\n    {{{{- include \"chart-{chart}.labels\" . | nindent 4 }}}}\ndata:\n"
@@ -100,9 +108,14 @@ fn template(rng: &mut Lcg, chart: usize, index: usize) -> String {
         );
     }
     if index.is_multiple_of(5) {
+        let map = if templates_read_maps() {
+            format!("component{index}.image")
+        } else {
+            "image".to_owned()
+        };
         let _ = write!(
             text,
-            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app-{index}\nspec:\n  template:\n    spec:\n      containers:\n        - name: main\n          image: \"{{{{ .Values.image.repository }}}}:{{{{ .Values.image.tag }}}}\"\n        - name: helper\n          image: {}\n",
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app-{index}\nspec:\n  template:\n    spec:\n      containers:\n        - name: main\n          image: \"{{{{ .Values.{map}.repository }}}}:{{{{ .Values.{map}.tag }}}}\"\n        - name: helper\n          image: {}\n",
             image(rng)
         );
     }
