@@ -8,6 +8,8 @@
 //! lines) with `.` and `$` the argument. Anything else (`tpl`, `toYaml`, `nindent`, a float
 //! printed) is an error: the caller then writes nothing.
 
+use std::rc::Rc;
+
 use serde_json::Value;
 
 /// Why a line could not be evaluated.
@@ -149,13 +151,11 @@ impl Run<'_> {
     /// back to when a `range` goes round again.
     fn action(&mut self, action: &str, next: usize) -> Result<Option<usize>, EvalError> {
         let kept = self.kept();
-        let dot = self
-            .blocks
-            .last()
-            .map_or(self.root.data, |b| &b.dot)
-            .clone();
+        // Shared, not copied: `.` is often the root, all the values the lines read.
+        let block_dot = self.blocks.last().and_then(|b| b.dot.clone());
+        let dot = block_dot.as_deref().unwrap_or(self.root.data);
         let env = Env {
-            dot: &dot,
+            dot,
             root: self.root,
             vars: &self.vars,
         };
@@ -169,7 +169,11 @@ impl Run<'_> {
                     Value::Null
                 };
                 let taken = kept && truthy(&value);
-                let inner = if word == "with" && taken { value } else { dot };
+                let inner = if word == "with" && taken {
+                    Some(Rc::new(value))
+                } else {
+                    block_dot
+                };
                 self.blocks.push(Block {
                     keep: taken,
                     taken: taken || !kept,
@@ -178,8 +182,8 @@ impl Run<'_> {
                     range: None,
                 });
             }
-            "range" => self.range(rest, kept, dot, next)?,
-            "else" => return self.otherwise(rest, &dot),
+            "range" => self.range(rest, kept, block_dot, next)?,
+            "else" => return self.otherwise(rest, dot),
             "end" => return self.end(),
             "define" | "block" | "break" | "continue" => {
                 return Err(format!("`{word}` is not supported"));
@@ -203,11 +207,17 @@ impl Run<'_> {
     }
 
     /// Opens `range [$i, ][$v :=] PIPELINE`, whose body starts at the piece `body`.
-    fn range(&mut self, rest: &str, kept: bool, dot: Value, body: usize) -> Result<(), EvalError> {
+    fn range(
+        &mut self,
+        rest: &str,
+        kept: bool,
+        dot: Option<Rc<Value>>,
+        body: usize,
+    ) -> Result<(), EvalError> {
         let (names, collection) = range_variables(rest);
         let items = if kept {
             let env = Env {
-                dot: &dot,
+                dot: dot.as_deref().unwrap_or(self.root.data),
                 root: self.root,
                 vars: &self.vars,
             };
@@ -230,7 +240,7 @@ impl Run<'_> {
         self.blocks.push(Block {
             keep: true,
             taken: true,
-            dot: first.1.clone(),
+            dot: Some(Rc::new(first.1.clone())),
             vars,
             range: Some(Ranging {
                 body,
@@ -276,7 +286,7 @@ impl Run<'_> {
         };
         ranging.next += 1;
         let body = ranging.body;
-        block.dot = item.1.clone();
+        block.dot = Some(Rc::new(item.1.clone()));
         self.declare_range_variables(item);
         Some(body)
     }
@@ -337,7 +347,8 @@ impl Run<'_> {
 struct Block {
     keep: bool,
     taken: bool,
-    dot: Value,
+    /// `.` inside the block, when it is not the root.
+    dot: Option<Rc<Value>>,
     vars: usize,
     range: Option<Ranging>,
 }
