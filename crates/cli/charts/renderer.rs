@@ -112,11 +112,18 @@ impl StaticChart {
             .map_err(|error| format!("the render values are not JSON: {error}"))?;
         merge(&mut merged, overrides);
         let field = |key: &str| self.meta.get(key).cloned().unwrap_or(Value::Null);
-        let root = serde_json::json!({
-            "Values": merged,
-            "Chart": {"Name": field("name"), "Version": field("version"), "AppVersion": field("appVersion")},
-            "Release": {"Name": "tagpin", "Namespace": "default", "Service": "Helm"},
-        });
+        // Built as a map, with the values moved in: `json!` would copy them through serde.
+        let mut root = Map::new();
+        root.insert("Values".to_owned(), merged);
+        root.insert(
+            "Chart".to_owned(),
+            serde_json::json!({"Name": field("name"), "Version": field("version"), "AppVersion": field("appVersion")}),
+        );
+        root.insert(
+            "Release".to_owned(),
+            serde_json::json!({"Name": "tagpin", "Namespace": "default", "Service": "Helm"}),
+        );
+        let root = Value::Object(root);
         let rendering = self.plan.render(&self.templates, &root);
         Ok(Output {
             text: rendering.output,
