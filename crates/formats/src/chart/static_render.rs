@@ -185,13 +185,14 @@ fn plan_with(
     related: &Related<'_>,
 ) -> Plan {
     // A chart none of whose files reads a value related to a candidate has nothing to follow.
+    let relevant = relevant_files(templates, related);
     let Lines {
         mut reads,
         calls,
         withs,
         variables,
-    } = if related.every || templates.iter().any(|t| related.read_in(&t.text)) {
-        reads(templates, related)
+    } = if relevant.contains(&true) {
+        reads(templates, related, &relevant)
     } else {
         Lines::default()
     };
@@ -581,14 +582,62 @@ fn starts_with(keys: &[&str], path: &[String]) -> bool {
     keys.len() > path.len() && path.iter().zip(keys).all(|(p, k)| p == k)
 }
 
-/// Every read of `.Values` in `templates` on a line that may concern a candidate (see
-/// [`passes_over`]), with its context, and every call of a named template.
-fn reads<'t>(templates: &'t [Template], related: &Related<'_>) -> Lines<'t> {
+/// Which of `templates` may concern a candidate: those that read a value `related` says may,
+/// or include a template by a computed name (or a file by its path), and those that include a
+/// template named in one of these, and so on. The others read nothing a candidate is related
+/// to, and no line they hold includes a template that does.
+fn relevant_files(templates: &[Template], related: &Related<'_>) -> Vec<bool> {
+    let mut relevant: Vec<bool> = templates
+        .iter()
+        .map(|t| {
+            related.every
+                || related.read_in(&t.text)
+                || calls_in(&t.text)
+                    .iter()
+                    .any(|call| call.literal_at.is_none())
+        })
+        .collect();
+    if !relevant.contains(&true) {
+        return relevant;
+    }
+    let mut named: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut added: Vec<usize> = (0..templates.len()).filter(|i| relevant[*i]).collect();
+    while !added.is_empty() {
+        for i in added.drain(..) {
+            named.extend(
+                DEFINE
+                    .find_iter(templates[i].text.as_bytes())
+                    .filter_map(|at| {
+                        let text = &templates[i].text[at..];
+                        define_name(text)
+                    }),
+            );
+        }
+        for (i, template) in templates.iter().enumerate() {
+            if !relevant[i]
+                && calls_in(&template.text)
+                    .iter()
+                    .any(|c| named.contains(c.name))
+            {
+                relevant[i] = true;
+                added.push(i);
+            }
+        }
+    }
+    relevant
+}
+
+/// Every read of `.Values` in the `relevant` of `templates` on a line that may concern a
+/// candidate (see [`passes_over`]), with its context, and every call of a named template.
+fn reads<'t>(templates: &'t [Template], related: &Related<'_>, relevant: &[bool]) -> Lines<'t> {
     let mut reads = Vec::new();
     let mut calls = Vec::new();
     let mut withs: Vec<With<'_>> = Vec::new();
     let mut variables: Vec<Variable<'_>> = Vec::new();
     for (template, file) in templates.iter().enumerate() {
+        if !relevant[template] {
+            continue;
+        }
         if file.source.starts_with(TPL_SOURCE) {
             // Only inside actions, and not on comment lines (a values file's examples).
             let lines = file.text.lines().enumerate().filter(|(_, text)| {
@@ -1018,6 +1067,8 @@ static INCLUDE: std::sync::LazyLock<memmem::Finder<'static>> =
     std::sync::LazyLock::new(|| memmem::Finder::new("include "));
 static TEMPLATE: std::sync::LazyLock<memmem::Finder<'static>> =
     std::sync::LazyLock::new(|| memmem::Finder::new("template "));
+static DEFINE: std::sync::LazyLock<memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memmem::Finder::new("define"));
 
 fn find(text: &str, finder: &memmem::Finder<'_>) -> Option<usize> {
     finder.find(text.as_bytes())
