@@ -587,38 +587,29 @@ fn starts_with(keys: &[&str], path: &[String]) -> bool {
 /// template named in one of these, and so on. The others read nothing a candidate is related
 /// to, and no line they hold includes a template that does.
 fn relevant_files(templates: &[Template], related: &Related<'_>) -> Vec<bool> {
+    let calls: Vec<Vec<CallSite<'_>>> = templates.iter().map(|t| calls_in(&t.text)).collect();
     let mut relevant: Vec<bool> = templates
         .iter()
-        .map(|t| {
+        .zip(&calls)
+        .map(|(t, calls)| {
             related.every
                 || related.read_in(&t.text)
-                || calls_in(&t.text)
-                    .iter()
-                    .any(|call| call.literal_at.is_none())
+                || calls.iter().any(|call| call.literal_at.is_none())
         })
         .collect();
-    if !relevant.contains(&true) {
-        return relevant;
-    }
     let mut named: std::collections::HashSet<&str> = std::collections::HashSet::new();
     let mut added: Vec<usize> = (0..templates.len()).filter(|i| relevant[*i]).collect();
     while !added.is_empty() {
         for i in added.drain(..) {
+            let text = &templates[i].text;
             named.extend(
                 DEFINE
-                    .find_iter(templates[i].text.as_bytes())
-                    .filter_map(|at| {
-                        let text = &templates[i].text[at..];
-                        define_name(text)
-                    }),
+                    .find_iter(text.as_bytes())
+                    .filter_map(|at| define_name(&text[at..])),
             );
         }
-        for (i, template) in templates.iter().enumerate() {
-            if !relevant[i]
-                && calls_in(&template.text)
-                    .iter()
-                    .any(|c| named.contains(c.name))
-            {
+        for (i, calls) in calls.iter().enumerate() {
+            if !relevant[i] && calls.iter().any(|c| named.contains(c.name)) {
                 relevant[i] = true;
                 added.push(i);
             }
