@@ -90,18 +90,14 @@ pub fn scan(path: &Path, kind: FileKind, text: &str) -> Result<Vec<Finding>, Err
 
 /// [`scan`] of a chart's values file (YAML), which also returns what the scan read of it for
 /// the chart's reading ([`chart::ValuesFile`]): a chart's values file is often its largest,
-/// and is read once for both. As [`scan`], it fails only for a file that may hold a
-/// reference; one that cannot and is not YAML gives no findings and no [`chart::ValuesFile`].
+/// and is read once for both. As [`scan`], it reads nothing of a file that cannot hold a
+/// reference, which gives no findings and no [`chart::ValuesFile`].
 pub fn scan_values(
     path: &Path,
     text: &str,
 ) -> Result<(Vec<Finding>, Option<chart::ValuesFile>), Error> {
     if !may_hold_reference(FileKind::Yaml, text.as_bytes()) {
-        let values = yaml::read(path, text, yaml::Mode::Strict).ok();
-        return Ok((
-            Vec::new(),
-            values.map(|tree| chart::ValuesFile::of(path, text, tree)),
-        ));
+        return Ok((Vec::new(), None));
     }
     let tree = yaml::read(path, text, yaml::Mode::Strict)?;
     let mut sink = common::Sink::new(text, FileKind::Yaml);

@@ -1556,3 +1556,28 @@ fn assert_valid_or_fails_at(cases: &[(&str, Option<(usize, usize)>)]) {
         assert!(scan(Path::new("t.yaml"), FileKind::HelmTemplate, text).is_ok());
     }
 }
+
+/// A chart's values file scanned with [`crate::scan_values`] gives what [`scan`] gives, and
+/// the read it returns gives the chart reading what reading the file again would; a file
+/// that cannot hold a reference is not read.
+#[test]
+fn values_files_are_scanned_and_read_once_for_the_chart() {
+    let path = Path::new("chart/values.yaml");
+    for text in [
+        "image:\n  repository: nginx\n  tag: \"1.27\"\nsidecar:\n  image: busybox:1.36 # x\n",
+        "image:\r\n  repository: nginx\r\n  tag: \"1.27\"\r\nsidecar: {image: busybox:1.36}\r\n",
+    ] {
+        let (findings, values) = crate::scan_values(path, text).unwrap();
+        assert_eq!(findings, scan(path, FileKind::Yaml, text).unwrap());
+        assert_eq!(findings.len(), 2, "{findings:#?}");
+        let values = values.expect("read");
+        assert_eq!(values.text(), text);
+        assert_eq!(
+            values.images().unwrap(),
+            crate::chart::values_images(path, text).unwrap()
+        );
+    }
+    let (findings, values) = crate::scan_values(path, "replicas: 1\n").unwrap();
+    assert!(findings.is_empty() && values.is_none());
+    assert!(crate::scan_values(path, "image: [\n").is_err());
+}
