@@ -150,6 +150,13 @@ fn keys(path: &[Seg<'_>]) -> Option<Vec<String>> {
 }
 
 impl<'t> Visitor<'t> for Collect<'_> {
+    fn words(&self) -> Option<&'static [&'static str]> {
+        // What `mapping` looks for: an `enabled` flag, a `repository`, an image key (`image`,
+        // `registry` beside an `image`, `*Image`). A key's value differs from its source only
+        // through escapes.
+        Some(&["mage", "repository", "enabled", "\\"])
+    }
+
     fn mapping(
         &mut self,
         doc: Doc<'t>,
@@ -158,6 +165,14 @@ impl<'t> Visitor<'t> for Collect<'_> {
         entries: &[Entry<'t>],
         _shared: bool,
     ) {
+        // Most mappings of a values file hold none of the keys looked for: their path is not
+        // copied.
+        let looked_for = |e: &Entry<'_>| {
+            matches!(e.key, "enabled" | "repository") || crate::rules::is_image_key(e.key)
+        };
+        if !entries.iter().any(looked_for) {
+            return;
+        }
         let Some(path) = keys(path) else {
             return;
         };

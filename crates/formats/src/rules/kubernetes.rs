@@ -37,6 +37,12 @@ impl Rules for KubernetesAndHelm {
         }
         images(map, out);
     }
+
+    fn words(&self) -> Option<&'static [&'static str]> {
+        // What `mapping` looks for: an image key (`image`, `*Image`) or a `repository`. A
+        // key's value differs from its source only through escapes (`"im\x61ge"`).
+        Some(&["mage", "repository", "\\"])
+    }
 }
 
 /// The keys that, beside an `image` scalar, make it the name part of a split spec.

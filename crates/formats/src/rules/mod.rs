@@ -42,6 +42,12 @@ pub(crate) trait Rules {
     fn inert(&self, _path: &[Seg<'_>]) -> bool {
         false
     }
+
+    /// Words every mapping these rules report from holds in its own source, when there are
+    /// such (see [`Visitor::words`]); `None` when any mapping may hold a reference.
+    fn words(&self) -> Option<&'static [&'static str]> {
+        None
+    }
 }
 
 /// The rules for `kind`'s YAML documents.
@@ -184,6 +190,10 @@ struct RuleVisitor<'r, 's> {
 }
 
 impl<'t> Visitor<'t> for RuleVisitor<'_, '_> {
+    fn words(&self) -> Option<&'static [&'static str]> {
+        self.rules.words()
+    }
+
     fn mapping(
         &mut self,
         doc: Doc<'t>,

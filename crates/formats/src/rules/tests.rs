@@ -274,3 +274,74 @@ spec:
         )]
     );
 }
+
+/// The YAML files of the corpus (`../shared/corpus`) and the inputs of the YAML test suite
+/// (`../shared/yaml-test-suite`), by path; both must be there.
+fn shared_yaml() -> Vec<(std::path::PathBuf, String)> {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
+    let mut files = Vec::new();
+    let mut stack = vec![shared.join("corpus"), shared.join("yaml-test-suite")];
+    assert!(stack.iter().all(|dir| dir.is_dir()), "{stack:?} must exist");
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let yaml = path
+                .extension()
+                .is_some_and(|ext| ext == "yaml" || ext == "yml");
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Some(text) = yaml.then(|| std::fs::read_to_string(&path).ok()).flatten() {
+                files.push((path, text));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The walk passes over collections whose source holds none of the words the rules (and the
+/// chart's candidates) look for: the findings and the candidates are what visiting every
+/// collection gives, on real charts, the YAML test suite, and keys written the hard way.
+#[test]
+fn passing_over_collections_without_the_words_changes_nothing() {
+    use crate::chart::values_images;
+    use crate::rules::walk::tests::visiting_every_collection;
+
+    let written = [
+        // The file says `image` (the scan reads nothing of a file that does not), the key not.
+        "# an image\na:\n  \"im\\x61ge\": nginx:1.25\n",
+        "a:\n  b: {\"repo\\u0073itory\": nginx, tag: \"1.2\"}\n",
+        "x:\n  y:\n    - z: {enabled: false, repository: r, tag: t}\n",
+        "a: {b: [{c: {d: {sidecarImage: busybox}}}]}\n",
+        "? |-\n  image\n: nginx:1.25\n",
+        "a: &x {image: redis:7}\nb: *x\nc: {d: 1}\n",
+        "<<: {image: nginx:1.25}\nq: {enabled: false}\n",
+    ];
+    let mut files: Vec<(std::path::PathBuf, String)> = written
+        .iter()
+        .map(|text| ("values.yaml".into(), (*text).to_owned()))
+        .collect();
+    files.extend(shared_yaml());
+    let mut compared = 0;
+    for (path, text) in &files {
+        for kind in [FileKind::Yaml, FileKind::HelmTemplate] {
+            let passed = scan(path, kind, text).map_err(|e| e.to_string());
+            let every =
+                visiting_every_collection(|| scan(path, kind, text).map_err(|e| e.to_string()));
+            assert_eq!(passed, every, "{} as {kind:?}", path.display());
+        }
+        let passed = values_images(path, text).map_err(|e| e.to_string());
+        let every =
+            visiting_every_collection(|| values_images(path, text).map_err(|e| e.to_string()));
+        assert_eq!(passed, every, "candidates of {}", path.display());
+        compared += usize::from(passed.is_ok_and(|images| !images.candidates.is_empty()));
+    }
+    // Not vacuous: the charts' values hold candidates.
+    assert!(compared > 20, "{compared} files with candidates");
+    for (text, found) in written.iter().zip([1, 0, 0, 1, 1, 1, 1]) {
+        let count = scan(Path::new("values.yaml"), FileKind::Yaml, text)
+            .unwrap()
+            .len();
+        assert_eq!(count, found, "{text:?}");
+    }
+}

@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use crate::yaml::tree::{Kind, MAX_DEPTH, NodeId, Style, Tree};
+use crate::yaml::tree::{Kind, MAX_DEPTH, NodeId, Span, Style, Tree};
 
 /// One step of a path from the document's root.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -201,6 +201,13 @@ impl<'t> Doc<'t> {
 
 /// What a walk calls for each mapping it reaches.
 pub(crate) trait Visitor<'t> {
+    /// Words every mapping this visitor acts on holds in its own source (in a key): the walk
+    /// then passes over a collection whose source holds none of them, as it would find
+    /// nothing there. `None`: any mapping may concern it.
+    fn words(&self) -> Option<&'static [&'static str]> {
+        None
+    }
+
     /// `shared`: the mapping is aliased, or inside an aliased node.
     fn mapping(
         &mut self,
@@ -217,6 +224,57 @@ pub(crate) trait Visitor<'t> {
 pub(crate) struct Use<'t> {
     pub(crate) chain: Chain,
     pub(crate) path: Vec<Seg<'t>>,
+}
+
+/// Test builds can make the walk visit every collection, to check that passing over those
+/// without a visitor's words changes nothing.
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::cell::Cell;
+
+    thread_local! {
+        static EVERY_COLLECTION: Cell<bool> = const { Cell::new(false) };
+    }
+
+    pub(crate) fn every_collection() -> bool {
+        EVERY_COLLECTION.with(Cell::get)
+    }
+
+    /// `f`'s result with every collection visited.
+    pub(crate) fn visiting_every_collection<T>(f: impl FnOnce() -> T) -> T {
+        EVERY_COLLECTION.with(|every| every.set(true));
+        let result = f();
+        EVERY_COLLECTION.with(|every| every.set(false));
+        result
+    }
+}
+
+#[cfg(not(test))]
+mod tests {
+    pub(super) fn every_collection() -> bool {
+        false
+    }
+}
+
+/// Where a visitor's [`Visitor::words`] occur in a document's source, in order.
+struct Marks(Vec<u32>);
+
+impl Marks {
+    fn of(text: &str, words: &[&str]) -> Self {
+        let mut at: Vec<u32> = words
+            .iter()
+            .flat_map(|word| memchr::memmem::find_iter(text.as_bytes(), word.as_bytes()))
+            .map(|offset| u32::try_from(offset).unwrap_or(u32::MAX))
+            .collect();
+        at.sort_unstable();
+        Self(at)
+    }
+
+    /// Whether a word starts within `span`.
+    fn within(&self, span: Span) -> bool {
+        let first = self.0.partition_point(|&at| at < span.start);
+        self.0.get(first).is_some_and(|&at| at < span.end)
+    }
 }
 
 /// The walk went past its limits.
@@ -257,9 +315,16 @@ pub(crate) fn walk<'t>(
         .len()
         .saturating_mul(8)
         .saturating_add(100_000);
+    // Passing over what holds none of the words is sound only when nothing is shared: an
+    // alias in a passed-over collection could lead to a node elsewhere (and its uses count).
+    let marks = visitor
+        .words()
+        .filter(|_| aliased.is_empty() && !tests::every_collection())
+        .map(|words| Marks::of(doc.structure, words));
     let mut walker = Walker {
         doc,
         visitor,
+        marks,
         budget,
         aliased,
         shared_depth: 0,
@@ -278,6 +343,8 @@ pub(crate) fn walk<'t>(
 struct Walker<'t, 'v> {
     doc: Doc<'t>,
     visitor: &'v mut dyn Visitor<'t>,
+    /// Where the visitor's words are, when the walk may pass over collections without them.
+    marks: Option<Marks>,
     budget: usize,
     aliased: &'v HashSet<NodeId>,
     /// How many aliased nodes enclose the current one.
@@ -296,8 +363,14 @@ impl Walker<'_, '_> {
         }
         // Without aliases nothing is shared, and a scalar has nothing to walk.
         if self.aliased.is_empty() {
-            return match self.doc.tree.node(at.node).kind {
+            let node = self.doc.tree.node(at.node);
+            let passed_over = self
+                .marks
+                .as_ref()
+                .is_some_and(|marks| !marks.within(node.span));
+            return match node.kind {
                 Kind::Scalar { .. } | Kind::Alias { .. } => Ok(()),
+                _ if passed_over => Ok(()),
                 _ => self.visit_node(at),
             };
         }
