@@ -1223,26 +1223,22 @@ fn values_reads(action: &str) -> Vec<ValuesRead<'_>> {
 /// Each `.Values` in `text`: where it starts, the dotted keys after it (`.a.b`, or empty), and
 /// whether something other than the root comes before it.
 fn values_occurrences(text: &str) -> impl Iterator<Item = (usize, &str, bool)> {
-    let mut from = 0;
-    std::iter::from_fn(move || {
-        while let Some(found) = find(&text[from..], &VALUES) {
-            let at = from + found;
-            let after = &text[at + ".Values".len()..];
-            from = at + ".Values".len();
-            if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
-                continue;
-            }
-            let end = after
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-'))
-                .unwrap_or(after.len());
-            let before = text[..at].chars().next_back();
-            return Some((
-                at,
-                &after[..end],
-                before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_'),
-            ));
+    // Every template of every chart is searched for each values file: by bytes, not chars
+    // (`.Values` and the keys after it are ASCII; what ends them is any other byte).
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let bytes = text.as_bytes();
+    VALUES.find_iter(bytes).filter_map(move |at| {
+        let start = at + ".Values".len();
+        let after = &bytes[start..];
+        if after.first().is_some_and(|&b| is_word(b)) {
+            return None;
         }
-        None
+        let end = after
+            .iter()
+            .position(|&b| !(is_word(b) || b == b'.' || b == b'-'))
+            .unwrap_or(after.len());
+        let indirect = at > 0 && is_word(bytes[at - 1]);
+        Some((at, &text[start..start + end], indirect))
     })
 }
 
@@ -1255,30 +1251,47 @@ fn keys_of(dotted: &str) -> impl Iterator<Item = &str> + Clone {
 /// a map above the candidate, the candidate, or a value inside it); a chart reads hundreds of
 /// values no candidate is related to, on lines that need no reading.
 struct Related<'p> {
-    by_top: std::collections::HashMap<&'p str, Vec<&'p [String]>>,
+    /// Sorted by top-level key, for a binary search: a chart has a few dozen candidates, and
+    /// every read of every template is looked up.
+    by_top: Vec<(&'p str, Vec<&'p [String]>)>,
+    /// The first bytes of the top-level keys: most reads are of keys no candidate starts with,
+    /// and are told apart by it without a search.
+    first_bytes: [bool; 256],
     /// A candidate is the values' root: every read concerns it.
     every: bool,
 }
 
 impl<'p> Related<'p> {
     fn new(paths: &'p [Vec<String>]) -> Self {
-        let mut by_top: std::collections::HashMap<&str, Vec<&[String]>> =
-            std::collections::HashMap::new();
+        let mut by_top: Vec<(&str, Vec<&[String]>)> = Vec::new();
+        let mut first_bytes = [false; 256];
         let mut every = false;
         for path in paths {
-            match path.first() {
-                Some(top) => by_top.entry(top).or_default().push(path),
-                None => every = true,
+            let Some(top) = path.first() else {
+                every = true;
+                continue;
+            };
+            if let Some(&first) = top.as_bytes().first() {
+                first_bytes[usize::from(first)] = true;
+            }
+            match by_top.binary_search_by(|(key, _)| (*key).cmp(top.as_str())) {
+                Ok(i) => by_top[i].1.push(path),
+                Err(i) => by_top.insert(i, (top, vec![path])),
             }
         }
-        Self { by_top, every }
+        Self {
+            by_top,
+            first_bytes,
+            every,
+        }
     }
 
     /// Every read concerns a candidate: no line is passed over.
     #[cfg(test)]
     fn every() -> Self {
         Self {
-            by_top: std::collections::HashMap::new(),
+            by_top: Vec::new(),
+            first_bytes: [true; 256],
             every: true,
         }
     }
@@ -1293,11 +1306,17 @@ impl<'p> Related<'p> {
         let Some(top) = keys.clone().next() else {
             return true;
         };
-        self.by_top.get(top).is_some_and(|paths| {
-            paths
-                .iter()
-                .any(|path| path.iter().zip(keys.clone()).all(|(p, k)| p == k))
-        })
+        if !self.first_bytes[usize::from(top.as_bytes()[0])] {
+            return false;
+        }
+        self.by_top
+            .binary_search_by(|(key, _)| (*key).cmp(top))
+            .is_ok_and(|i| {
+                self.by_top[i]
+                    .1
+                    .iter()
+                    .any(|path| path.iter().zip(keys.clone()).all(|(p, k)| p == k))
+            })
     }
 
     /// Whether `text` reads a value a candidate is related to.
