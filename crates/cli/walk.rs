@@ -26,6 +26,9 @@ use crate::filter::PathFilter;
 pub struct Candidate {
     /// Where to open it: the PATH as given, joined with the path below it.
     pub path: PathBuf,
+    /// The path made absolute, for the rules that look at parent directories (`templates/`,
+    /// `.github/workflows/`), which a relative PATH like `.` hides.
+    pub absolute: PathBuf,
     /// How to show it: see [`DisplayPaths`].
     pub display: String,
     pub kind: FileKind,
@@ -122,8 +125,9 @@ fn walk_root(
                         path.strip_prefix(root).unwrap_or(path)
                     };
                     let patterns = filter.custom_patterns(relative);
+                    let absolute = absolute(path);
                     let detected = if patterns.is_empty() {
-                        FileKind::detect(&absolute(path))
+                        FileKind::detect(&absolute)
                     } else {
                         Some(FileKind::Custom)
                     };
@@ -135,6 +139,7 @@ fn walk_root(
                     if let Some(kind) = kind {
                         visit(Visit::File(Candidate {
                             path: path.to_owned(),
+                            absolute,
                             display: display.show(root, path),
                             kind,
                             patterns,
@@ -166,8 +171,7 @@ fn walk_root(
     });
 }
 
-/// The path as an absolute path, for [`FileKind::detect`]: its rules look at parent
-/// directories (`templates/`, `.github/workflows/`), which a relative PATH like `.` hides.
+/// The path as an absolute path (see [`Candidate::absolute`]).
 fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
 }

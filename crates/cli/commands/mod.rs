@@ -210,6 +210,7 @@ fn scan_file_with(candidate: Candidate, scanning: &Scanning<'_>, buffer: &mut Ve
     let Scanning { settings, keep, .. } = *scanning;
     let Candidate {
         path,
+        absolute: rules_path,
         display,
         kind,
         patterns,
@@ -229,8 +230,6 @@ fn scan_file_with(candidate: Candidate, scanning: &Scanning<'_>, buffer: &mut Ve
             });
         }
     };
-    // The scanner's path rules look at parent directories: give it the whole path.
-    let rules_path = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
     if kind != FileKind::Custom && is_chart_test(&rules_path) {
         return Outcome::Skipped(Skipped {
             path: display,
