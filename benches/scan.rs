@@ -9,10 +9,11 @@
 //! the medians and tagpin's peak memory (max RSS from `/usr/bin/time -f %M` when it exists).
 //! Both run on at most 2 cores (`taskset -c 0,1` when it exists).
 //!
-//! Targets (issue 2): tagpin within 2x of grep's wall time, peak memory under 100 MB. This is
-//! a measurement, not a test: it reports and always exits 0. Environment: `TAGPIN_BENCH_RUNS`
-//! (repetitions, default 7), `TAGPIN_BENCH_KEEP=1` keeps the tree and prints its path,
-//! `TAGPIN_BENCH_READ_MAPS=1` makes the templates read their values' image maps.
+//! Targets: tagpin within 1.5x of grep's wall time (issue 9; issue 2 asked for 2x), peak memory
+//! under 100 MB. This is a measurement, not a test: it reports and always exits 0.
+//! Environment: `TAGPIN_BENCH_RUNS` (repetitions, default 7), `TAGPIN_BENCH_KEEP=1` keeps the
+//! tree and prints its path, `TAGPIN_BENCH_READ_MAPS=1` makes the templates read their values'
+//! image maps.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -290,8 +291,8 @@ fn main() {
     let _ = writeln!(out, "runs: {runs} each, alternating, warm cache, 2 cores");
     let _ = writeln!(out, "tagpin scan --format json: median {tagpin_median:.3?}");
     let _ = writeln!(out, "grep -rEn 'image:|FROM ':  median {grep_median:.3?}");
-    let verdict = if ratio <= 2.0 { "within" } else { "MISSES" };
-    let _ = writeln!(out, "ratio: {ratio:.2}x ({verdict} the 2x target)");
+    let verdict = if ratio <= 1.5 { "within" } else { "MISSES" };
+    let _ = writeln!(out, "ratio: {ratio:.2}x ({verdict} the 1.5x target)");
     match peak_kib(tagpin, &root) {
         Some(kib) => {
             let mb = kib as f64 / 1024.0;

@@ -173,7 +173,22 @@ fn walk_root(
 
 /// The path as an absolute path (see [`Candidate::absolute`]).
 fn absolute(path: &Path) -> PathBuf {
+    if is_plain_absolute(path) {
+        // What `std::path::absolute` would give, without taking it apart (once per file).
+        return path.to_owned();
+    }
     std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
+}
+
+/// Whether `path` is absolute with nothing `std::path::absolute` removes: no `.` component,
+/// no doubled or trailing separator.
+fn is_plain_absolute(path: &Path) -> bool {
+    let text = path.as_os_str().as_encoded_bytes();
+    let removable = memchr::memmem::find(text, b"//").is_some()
+        || memchr::memmem::find(text, b"/./").is_some()
+        || text.ends_with(b"/.")
+        || (text.len() > 1 && text.ends_with(b"/"));
+    cfg!(unix) && path.is_absolute() && !removable
 }
 
 enum ErrorKind {
@@ -224,6 +239,30 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
+
+    #[test]
+    fn a_path_is_made_absolute_as_std_makes_it() {
+        for path in [
+            "/a/b/c.yaml",
+            "/a//b/c.yaml",
+            "/a/./b/c.yaml",
+            "/a/b/.",
+            "/a/b/",
+            "/a/../b",
+            "/",
+            "a/b.yaml",
+            "./a/b.yaml",
+            ".",
+        ] {
+            let path = Path::new(path);
+            // As text: paths compare equal by components, whatever their separators.
+            assert_eq!(
+                absolute(path).as_os_str(),
+                std::path::absolute(path).unwrap().as_os_str(),
+                "{path:?}"
+            );
+        }
+    }
 
     fn collect(roots: &[PathBuf], filter: &PathFilter) -> (Vec<(String, FileKind)>, Vec<String>) {
         let files = Mutex::new(Vec::new());

@@ -49,7 +49,7 @@ pub struct ChartValues {
 #[derive(Debug)]
 struct FlagSet<At> {
     /// The overrides of the original rendering (the flags turned on).
-    flags: String,
+    flags: serde_json::Value,
     original: Rendered,
     /// The original values rendered a second time: what differs is the chart's randomness.
     again: Rendered,

@@ -29,15 +29,14 @@ pub struct Output {
 impl Renderer {
     /// Renders its chart with the values files `values` and `overrides` on top (the static
     /// reading has read its chart, and planned for the candidates, already).
-    pub fn render(&self, values: &[&Path], overrides: &str) -> Result<Output, String> {
+    pub fn render(&self, values: &[&Path], overrides: &Value) -> Result<Output, String> {
         match self {
-            Self::Helm(helm, staged) => {
-                helm.render(staged.path(), values, overrides)
-                    .map(|text| Output {
-                        text,
-                        blocked: Vec::new(),
-                    })
-            }
+            Self::Helm(helm, staged) => helm
+                .render(staged.path(), values, &overrides.to_string())
+                .map(|text| Output {
+                    text,
+                    blocked: Vec::new(),
+                }),
             Self::Static(chart) => chart.render(values, overrides),
         }
     }
@@ -103,14 +102,12 @@ impl StaticChart {
         })
     }
 
-    fn render(&self, values: &[&Path], overrides: &str) -> Result<Output, String> {
+    fn render(&self, values: &[&Path], overrides: &Value) -> Result<Output, String> {
         let mut merged = self.values.clone();
         for file in values {
             merge(&mut merged, read_values(file, &self.plan.top_keys)?);
         }
-        let overrides: Value = serde_json::from_str(overrides)
-            .map_err(|error| format!("the render values are not JSON: {error}"))?;
-        merge(&mut merged, overrides);
+        merge(&mut merged, overrides.clone());
         let field = |key: &str| self.meta.get(key).cloned().unwrap_or(Value::Null);
         // Built as a map, with the values moved in: `json!` would copy them through serde.
         let mut root = Map::new();

@@ -75,13 +75,13 @@ pub fn token(i: usize) -> String {
     repository(i)
 }
 
-/// The override values (JSON, which is YAML) for a rendering: `enabled: true` for every
+/// The override values for a rendering (written as JSON, which is YAML, for Helm): `enabled: true` for every
 /// disabled mapping on a candidate's path, and the candidates' parts as `render` asks.
 ///
 /// Every rendering also sets `global.security.allowInsecureImages`: Bitnami's common library
 /// (its `common.errors.insecureImages`, called from NOTES.txt) fails any rendering whose images
 /// differ from the chart's own, and the value means nothing to other charts.
-pub fn overrides(images: &ValuesImages, render: Render) -> String {
+pub fn overrides(images: &ValuesImages, render: Render) -> Value {
     let mut root = Value::Object(Map::new());
     set(
         &mut root,
@@ -98,7 +98,7 @@ pub fn overrides(images: &ValuesImages, render: Render) -> String {
     for (i, candidate) in images.candidates.iter().enumerate() {
         parts(&mut root, i, candidate, render);
     }
-    root.to_string()
+    root
 }
 
 fn parts(root: &mut Value, i: usize, candidate: &Candidate, render: Render) {

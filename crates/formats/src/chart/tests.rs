@@ -101,8 +101,7 @@ fn candidates_are_every_image_map_and_string_with_their_paths() {
         ]
     );
     assert_eq!(images.disabled, [vec!["metrics".to_owned()]]);
-    let sentinels: serde_json::Value =
-        serde_json::from_str(&overrides(&images, Render::Sentinels)).unwrap();
+    let sentinels: serde_json::Value = overrides(&images, Render::Sentinels);
     assert_eq!(sentinels["metrics"]["enabled"], true);
     assert_eq!(sentinels["image"]["repository"], "tpsr0z");
     assert_eq!(sentinels["image"]["registry"], "tpsg0z.invalid");
@@ -113,8 +112,7 @@ fn candidates_are_every_image_map_and_string_with_their_paths() {
     assert_eq!(sentinels["sidecar"]["image"], "tpsr2z:99.0.0-tpst2z");
     // The metrics map's tag is empty: it is given a sentinel all the same.
     assert_eq!(sentinels["metrics"]["image"]["tag"], "99.0.0-tpst1z");
-    let names: serde_json::Value =
-        serde_json::from_str(&overrides(&images, Render::Names)).unwrap();
+    let names: serde_json::Value = overrides(&images, Render::Names);
     assert_eq!(names["image"]["digest"], "");
     assert_eq!(names["sidecar"]["image"], "tpsr2z:1.0");
 }
