@@ -31,11 +31,14 @@ pub(crate) fn mask(text: &str) -> String {
 }
 
 fn mask_with(text: &str, filler: u8) -> String {
+    // Built once: a template has dozens of actions, and each is looked for from the last.
+    static OPEN: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("{{"));
     let src = text.as_bytes();
     let mut out = src.to_vec();
     let mut any = false;
     let mut p = 0;
-    while let Some(i) = memchr::memmem::find(&src[p..], b"{{") {
+    while let Some(i) = OPEN.find(&src[p..]) {
         let start = p + i;
         let end = action_end(src, start + 2);
         for b in &mut out[start..end] {

@@ -116,6 +116,10 @@ pub fn scan_custom(text: &str, patterns: &[CustomPattern]) -> Vec<Finding> {
 /// The cheap pre-check: whether `text` contains a word every reference of `kind` needs.
 fn may_hold_reference(kind: FileKind, text: &[u8]) -> bool {
     use memchr::memmem::find;
+    // Built once: every file is searched for it, most of them small.
+    static MAGE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("mage"));
+    let mage = || MAGE.find(text).is_some();
     match kind {
         // `image`, `*Image` keys and split maps (which sit under such a key, or beside an
         // `image` name part) all contain `mage`.
@@ -123,13 +127,11 @@ fn may_hold_reference(kind: FileKind, text: &[u8]) -> bool {
         | FileKind::HelmTemplate
         | FileKind::Compose
         | FileKind::Kustomize
-        | FileKind::Devcontainer => find(text, b"mage").is_some(),
+        | FileKind::Devcontainer => mage(),
         FileKind::Workflow => {
-            find(text, b"mage").is_some()
-                || find(text, b"docker://").is_some()
-                || find(text, b"container").is_some()
+            mage() || find(text, b"docker://").is_some() || find(text, b"container").is_some()
         }
-        FileKind::GitlabCi => find(text, b"mage").is_some() || find(text, b"services").is_some(),
+        FileKind::GitlabCi => mage() || find(text, b"services").is_some(),
         FileKind::Dockerfile => {
             text.windows(4).any(|w| w.eq_ignore_ascii_case(b"from"))
                 || find(text, b"syntax").is_some()
