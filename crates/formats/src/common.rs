@@ -56,14 +56,6 @@ pub(crate) fn has_flux_marker(line: &str) -> bool {
     })
 }
 
-/// The line of `text` holding byte `offset`, without its line ending.
-pub(crate) fn line_of(text: &str, offset: usize) -> &str {
-    let offset = offset.min(text.len());
-    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
-    let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
-    text[start..end].trim_end_matches('\r')
-}
-
 /// Collects findings for one file and turns byte offsets into lines and columns.
 ///
 /// Both stay linear on a file that is one long line (minified JSON): a column is counted from
@@ -75,11 +67,54 @@ pub(crate) struct Sink<'a> {
     line_starts: Vec<usize>,
     /// The last position computed: (byte offset, line index, column).
     last: Option<(usize, usize, usize)>,
-    /// Whether `text` contains the ignore mark anywhere (looked up on the first finding).
-    may_ignore: Option<bool>,
-    /// Per line index, whether it carries the ignore comment (filled as asked).
-    ignored_lines: std::collections::HashMap<usize, bool>,
+    /// The lines with a `# tagpin:ignore` comment.
+    ignored: MarkedLines,
+    /// The lines with a Flux image-automation marker.
+    flux: MarkedLines,
     pub(crate) findings: Vec<Finding>,
+}
+
+/// Which lines of a text carry a comment that holds `mark`, as the findings ask: no line is
+/// looked at when the text lacks the mark, and each line once, so a text that is one long line
+/// (minified JSON) with many findings stays linear.
+struct MarkedLines {
+    mark: &'static str,
+    /// Whether a line's text carries the comment.
+    carries: fn(&str) -> bool,
+    /// Whether the text holds the mark anywhere (looked up on the first finding).
+    present: Option<bool>,
+    /// Per line index, whether it carries the comment (filled as asked).
+    lines: std::collections::HashMap<usize, bool>,
+}
+
+impl MarkedLines {
+    fn new(mark: &'static str, carries: fn(&str) -> bool) -> Self {
+        Self {
+            mark,
+            carries,
+            present: None,
+            lines: std::collections::HashMap::new(),
+        }
+    }
+
+    fn present(&mut self, text: &str) -> bool {
+        let mark = self.mark.as_bytes();
+        *self
+            .present
+            .get_or_insert_with(|| memchr::memmem::find(text.as_bytes(), mark).is_some())
+    }
+
+    /// Whether line `index` of `text`, which starts at `line_starts[index]`, carries it.
+    fn line(&mut self, text: &str, line_starts: &[usize], index: usize) -> bool {
+        let carries = self.carries;
+        *self.lines.entry(index).or_insert_with(|| {
+            let start = line_starts[index];
+            let end = line_starts
+                .get(index + 1)
+                .map_or(text.len(), |next| next - 1);
+            carries(text.get(start..end).unwrap_or("").trim_end_matches('\r'))
+        })
+    }
 }
 
 /// A finding before its position is known.
@@ -153,8 +188,8 @@ impl<'a> Sink<'a> {
             kind,
             line_starts: Vec::new(),
             last: None,
-            may_ignore: None,
-            ignored_lines: std::collections::HashMap::new(),
+            ignored: MarkedLines::new(IGNORE_MARK, has_ignore_comment),
+            flux: MarkedLines::new("$imagepolicy", has_flux_marker),
             findings: Vec::new(),
         }
     }
@@ -173,25 +208,20 @@ impl<'a> Sink<'a> {
 
     /// Whether the line holding `offset` carries a `# tagpin:ignore` comment.
     pub(crate) fn line_is_ignored(&mut self, offset: usize) -> bool {
-        let text = self.text.as_bytes();
-        let may_ignore = *self
-            .may_ignore
-            .get_or_insert_with(|| memchr::memmem::find(text, IGNORE_MARK.as_bytes()).is_some());
-        if !may_ignore {
+        if !self.ignored.present(self.text) {
             return false;
         }
         let index = self.line_index(offset);
-        if let Some(&ignored) = self.ignored_lines.get(&index) {
-            return ignored;
+        self.ignored.line(self.text, &self.line_starts, index)
+    }
+
+    /// Whether the line holding `offset` carries a Flux image-automation marker.
+    pub(crate) fn line_is_flux_managed(&mut self, offset: usize) -> bool {
+        if !self.flux.present(self.text) {
+            return false;
         }
-        let start = self.line_starts[index];
-        let end = self
-            .line_starts
-            .get(index + 1)
-            .map_or(self.text.len(), |next| next - 1);
-        let ignored = has_ignore_comment(self.text.get(start..end).unwrap_or(""));
-        self.ignored_lines.insert(index, ignored);
-        ignored
+        let index = self.line_index(offset);
+        self.flux.line(self.text, &self.line_starts, index)
     }
 
     /// The 1-based line and column (in characters, a BOM not counted) of `offset`.

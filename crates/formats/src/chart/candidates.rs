@@ -150,11 +150,13 @@ fn keys(path: &[Seg<'_>]) -> Option<Vec<String>> {
 }
 
 impl<'t> Visitor<'t> for Collect<'_> {
-    fn words(&self) -> Option<&'static [&'static str]> {
+    fn words(&self) -> Option<&'static walk::Words> {
         // What `mapping` looks for: an `enabled` flag, a `repository`, an image key (`image`,
         // `registry` beside an `image`, `*Image`). A key's value differs from its source only
         // through escapes.
-        Some(&["mage", "repository", "enabled", "\\"])
+        static WORDS: std::sync::LazyLock<walk::Words> =
+            std::sync::LazyLock::new(|| walk::Words::new(&["mage", "repository", "enabled", "\\"]));
+        Some(&WORDS)
     }
 
     fn mapping(

@@ -8,6 +8,9 @@
 
 use tagpin_reference::ImageReference;
 
+use std::sync::LazyLock;
+
+use super::walk::Words;
 use super::{Map, Out, Rules, Seg, helm_values};
 use crate::Warning;
 
@@ -38,10 +41,11 @@ impl Rules for KubernetesAndHelm {
         images(map, out);
     }
 
-    fn words(&self) -> Option<&'static [&'static str]> {
+    fn words(&self) -> Option<&'static Words> {
         // What `mapping` looks for: an image key (`image`, `*Image`) or a `repository`. A
         // key's value differs from its source only through escapes (`"im\x61ge"`).
-        Some(&["mage", "repository", "\\"])
+        static WORDS: LazyLock<Words> = LazyLock::new(|| Words::new(&["mage", "repository", "\\"]));
+        Some(&WORDS)
     }
 }
 

@@ -23,13 +23,13 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::path::Path;
 
-use crate::common::{FLUX_MANAGED, Found, Sink, has_flux_marker, line_of};
+use crate::common::{FLUX_MANAGED, Found, Sink};
 use crate::yaml::Tree;
 use crate::yaml::tree::{NodeId, Style};
 use crate::{EditSite, Error, FileKind, Status};
 pub(crate) use kubernetes::is_image_key;
 pub(crate) use walk::{At, Doc, Entry, ScalarAt, Seg};
-use walk::{Limit, Use, Visitor};
+use walk::{Limit, Use, Visitor, Words};
 
 /// The rules of one file kind.
 pub(crate) trait Rules {
@@ -45,7 +45,7 @@ pub(crate) trait Rules {
 
     /// Words every mapping these rules report from holds in its own source, when there are
     /// such (see [`Visitor::words`]); `None` when any mapping may hold a reference.
-    fn words(&self) -> Option<&'static [&'static str]> {
+    fn words(&self) -> Option<&'static Words> {
         None
     }
 }
@@ -190,7 +190,7 @@ struct RuleVisitor<'r, 's> {
 }
 
 impl<'t> Visitor<'t> for RuleVisitor<'_, '_> {
-    fn words(&self) -> Option<&'static [&'static str]> {
+    fn words(&self) -> Option<&'static Words> {
         self.rules.words()
     }
 
@@ -331,7 +331,7 @@ fn merge(
     // A Flux image-automation marker on any of its lines: Flux owns the reference.
     let flux = std::iter::once(found.span.start)
         .chain(found.also_lines.iter().copied())
-        .any(|at| has_flux_marker(line_of(sink.text, at)));
+        .any(|at| sink.line_is_flux_managed(at));
     if flux && found.status != Status::Local {
         found.status = Status::Ignored;
         found.site = EditSite::Unsupported {

@@ -204,7 +204,7 @@ pub(crate) trait Visitor<'t> {
     /// Words every mapping this visitor acts on holds in its own source (in a key): the walk
     /// then passes over a collection whose source holds none of them, as it would find
     /// nothing there. `None`: any mapping may concern it.
-    fn words(&self) -> Option<&'static [&'static str]> {
+    fn words(&self) -> Option<&'static Words> {
         None
     }
 
@@ -256,15 +256,34 @@ mod tests {
     }
 }
 
+/// The words of [`Visitor::words`], with their searchers built once (every walk of every file
+/// searches for them).
+pub(crate) struct Words(Vec<memchr::memmem::Finder<'static>>);
+
+impl Words {
+    pub(crate) fn new(words: &[&'static str]) -> Self {
+        Self(
+            words
+                .iter()
+                .map(|word| memchr::memmem::Finder::new(*word))
+                .collect(),
+        )
+    }
+}
+
 /// Where a visitor's [`Visitor::words`] occur in a document's source, in order.
 struct Marks(Vec<u32>);
 
 impl Marks {
-    fn of(text: &str, words: &[&str]) -> Self {
+    /// The words within `span` of `text` (a document's: a stream of many documents is walked
+    /// once per document, and each must search only its own text).
+    fn of(text: &str, span: Span, words: &Words) -> Self {
+        let within = text.as_bytes().get(span.range()).unwrap_or_default();
         let mut at: Vec<u32> = words
+            .0
             .iter()
-            .flat_map(|word| memchr::memmem::find_iter(text.as_bytes(), word.as_bytes()))
-            .map(|offset| u32::try_from(offset).unwrap_or(u32::MAX))
+            .flat_map(|word| word.find_iter(within))
+            .map(|offset| u32::try_from(offset).map_or(u32::MAX, |o| o.saturating_add(span.start)))
             .collect();
         at.sort_unstable();
         Self(at)
@@ -320,7 +339,7 @@ pub(crate) fn walk<'t>(
     let marks = visitor
         .words()
         .filter(|_| aliased.is_empty() && !tests::every_collection())
-        .map(|words| Marks::of(doc.structure, words));
+        .map(|words| Marks::of(doc.structure, doc.tree.node(root).span, words));
     let mut walker = Walker {
         doc,
         visitor,
