@@ -294,3 +294,38 @@ impl<'a> Sink<'a> {
         self.findings
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file that is one long line with many findings stays linear: no line is read when the
+    /// file lacks a mark, and each line once when it has one.
+    #[test]
+    fn each_line_is_read_for_its_marks_at_most_once() {
+        let line = format!("{{{}}}", "image: nginx:1.25, ".repeat(1000));
+        let mut sink = Sink::new(&line, FileKind::Yaml);
+        for at in (0..line.len()).step_by(19) {
+            assert!(!sink.line_is_ignored(at));
+            assert!(!sink.line_is_flux_managed(at));
+        }
+        assert!(sink.ignored.lines.is_empty() && sink.flux.lines.is_empty());
+
+        let text = "a: x # tagpin:ignore\nb: y # {\"$imagepolicy\": \"ns:p\"}\r\nc: z\n";
+        let mut sink = Sink::new(text, FileKind::Yaml);
+        let starts = [0, 21, 54];
+        for _ in 0..3 {
+            let ignored: Vec<bool> = starts
+                .iter()
+                .map(|&at| sink.line_is_ignored(at + 1))
+                .collect();
+            let flux: Vec<bool> = starts
+                .iter()
+                .map(|&at| sink.line_is_flux_managed(at + 1))
+                .collect();
+            assert_eq!(ignored, [true, false, false]);
+            assert_eq!(flux, [false, true, false]);
+        }
+        assert_eq!((sink.ignored.lines.len(), sink.flux.lines.len()), (3, 3));
+    }
+}
