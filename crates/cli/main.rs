@@ -20,6 +20,7 @@ mod printer;
 mod read;
 mod resolve;
 mod settings;
+mod template_scans;
 mod walk;
 mod write;
 

@@ -132,6 +132,7 @@ fn static_renderer(chart: &Path, source: &Source<'_>) -> Result<Renderer, String
         &strings,
         source.own_values.as_ref(),
         &source.values,
+        source.templates,
     )?;
     Ok(Renderer::Static(read.into()))
 }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use tagpin_formats::Finding;
 use tagpin_formats::chart::{self, ChartSource, EmbeddedValues};
 
-use super::{ChartValues, Helm, Source, learn_chart};
+use super::{ChartValues, Readers, Source, learn_chart};
 use crate::commands::ScannedFile;
 
 /// Decides the embedded values of `file` whose chart is in the repository, and gives the
@@ -24,7 +24,7 @@ use crate::commands::ScannedFile;
 pub(super) fn learn(
     file: &mut ScannedFile,
     text: &str,
-    helm: Option<&Helm>,
+    readers: Readers<'_>,
     prove: bool,
 ) -> Vec<ChartValues> {
     let embedded =
@@ -40,7 +40,7 @@ pub(super) fn learn(
     for (index, values) in embedded.into_iter().enumerate() {
         let span = values.span.clone();
         let outcome = chart_of(&file.path, &values)
-            .and_then(|chart| learn_one(file, &chart, text, values, index, helm, prove));
+            .and_then(|chart| learn_one(file, &chart, text, values, index, readers, prove));
         match outcome {
             Ok(chart_values) => learnt.push(chart_values),
             Err(reason) => set_reason(&mut file.findings, &span, &reason),
@@ -100,7 +100,7 @@ fn learn_one(
     text: &str,
     values: EmbeddedValues,
     index: usize,
-    helm: Option<&Helm>,
+    readers: Readers<'_>,
     prove: bool,
 ) -> Result<ChartValues, String> {
     let lifted_text = values.values.map_err(|why| format!("not proven: {why}"))?;
@@ -116,8 +116,9 @@ fn learn_one(
         within: values.span,
         embedded: Some(index),
         own_values: None,
+        templates: readers.templates,
     };
-    learn_chart(file, chart, &source, helm, prove)
+    learn_chart(file, chart, &source, readers.helm, prove)
 }
 
 /// The embedded values at `index` of the edited `text`, as a values file.

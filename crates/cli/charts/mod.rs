@@ -28,6 +28,7 @@ use renderer::Renderer;
 use crate::commands::ScannedFile;
 use crate::config::UnprovenValues;
 use crate::settings::Settings;
+use crate::template_scans::TemplateScans;
 
 /// What the proof of a file's chart values needs, by the file's shown path: one entry for a
 /// values file, one for each resource's values whose chart is in the repository.
@@ -64,7 +65,20 @@ pub fn decides(file: &ScannedFile) -> bool {
     // have more written after it (`{{ .image }}:{{ .imageTag }}`), and a map under a key that
     // does not say image (`redis: {repository, tag}`) is found only by reading the file as
     // the chart's values.
-    is_values_file(&file.path) || file.findings.iter().any(|f| f.unproven().is_some())
+    decides_findings(&file.path, &file.findings)
+}
+
+/// [`decides`], for a file at `path` with `findings`.
+pub fn decides_findings(path: &Path, findings: &[Finding]) -> bool {
+    is_values_file(path) || findings.iter().any(|f| f.unproven().is_some())
+}
+
+/// What reads a chart: Helm, when it is there, and without it tagpin's own reading, which
+/// leaves its scans of the templates it reads for the walker.
+#[derive(Clone, Copy, Debug)]
+pub struct Readers<'a> {
+    pub helm: Option<&'a Helm>,
+    pub templates: &'a TemplateScans,
 }
 
 /// Decides `file`, whose text as scanned is `text`, by rendering its chart (see [`decides`]),
@@ -74,16 +88,16 @@ pub fn learn(
     file: &mut ScannedFile,
     text: &str,
     values: Option<chart::ValuesFile>,
-    helm: Option<&Helm>,
+    readers: Readers<'_>,
     settings: &Settings,
     prove: bool,
 ) -> Vec<ChartValues> {
     let learnt = if is_values_file(&file.path) {
-        learn_file(file, text, values, helm, settings, prove)
+        learn_file(file, text, values, readers, settings, prove)
             .into_iter()
             .collect()
     } else {
-        embedded::learn(file, text, helm, prove)
+        embedded::learn(file, text, readers, prove)
     };
     // Only the proof needs what was learnt: `scan` and `check` keep nothing.
     if prove { learnt } else { Vec::new() }
@@ -117,7 +131,7 @@ fn learn_file(
     file: &mut ScannedFile,
     text: &str,
     values: Option<chart::ValuesFile>,
-    helm: Option<&Helm>,
+    readers: Readers<'_>,
     settings: &Settings,
     prove: bool,
 ) -> Option<ChartValues> {
@@ -164,6 +178,7 @@ fn learn_file(
             within: 0..usize::MAX,
             embedded: None,
             own_values: own_values.then_some(parsed),
+            templates: readers.templates,
         })
     });
     if source
@@ -172,7 +187,7 @@ fn learn_file(
     {
         return None;
     }
-    match source.and_then(|source| learn_chart(file, &chart, &source, helm, prove)) {
+    match source.and_then(|source| learn_chart(file, &chart, &source, readers.helm, prove)) {
         Ok(values) => Some(values),
         Err(reason) => {
             unproven(file, &reason);
@@ -195,6 +210,8 @@ struct Source<'a> {
     embedded: Option<usize>,
     /// The chart's own values.yaml, when these are they, read already.
     own_values: Option<chart::ValuesFile>,
+    /// Where the static reading leaves its scans of the templates it reads, for the walker.
+    templates: &'a TemplateScans,
 }
 
 /// Decides `source` by rendering `chart` with Helm or, without Helm or when Helm cannot

@@ -9,6 +9,7 @@ use tagpin_formats::chart::{self, Template};
 
 use super::Helm;
 use super::dependencies::{self, Staged};
+use crate::template_scans::TemplateScans;
 
 /// A renderer of charts.
 #[derive(Clone, Debug)]
@@ -74,6 +75,7 @@ impl StaticChart {
         strings: &[usize],
         own_values: Option<&chart::ValuesFile>,
         overlays: &[PathBuf],
+        scans: &TemplateScans,
     ) -> Result<Self, String> {
         let meta = dependencies::chart_yaml(chart)?;
         let mut templates = Vec::new();
@@ -85,6 +87,7 @@ impl StaticChart {
             &mut templates,
             &mut subcharts,
             0,
+            scans,
         )?;
         if templates.iter().any(|t| uses_tpl(&t.text)) {
             collect_tpl_sources(chart, overlays, &mut templates);
@@ -219,6 +222,7 @@ fn collect_templates(
     templates: &mut Vec<Template>,
     subcharts: &mut Vec<String>,
     depth: usize,
+    scans: &TemplateScans,
 ) -> Result<(), String> {
     let mut stack = vec![(chart.join("templates"), format!("{name}/templates"))];
     while let Some((dir, source)) = stack.pop() {
@@ -238,6 +242,7 @@ fn collect_templates(
             } else if file_name != "NOTES.txt" {
                 let text = std::fs::read_to_string(&path)
                     .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+                scans.offer(&path, &text);
                 templates.push(Template {
                     source: format!("{source}/{file_name}"),
                     text,
@@ -269,6 +274,7 @@ fn collect_templates(
             templates,
             &mut nested,
             depth + 1,
+            scans,
         )?;
     }
     Ok(())

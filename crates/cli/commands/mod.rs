@@ -15,6 +15,7 @@ use tagpin_formats::{FileKind, Finding};
 
 use crate::read::{self, Contents};
 use crate::settings::Settings;
+use crate::template_scans::TemplateScans;
 use crate::walk::{self, Candidate, Visit};
 
 /// A file that was read and scanned, with its findings (the config's `ignore` applied).
@@ -100,10 +101,12 @@ pub fn check_paths(paths: &[PathBuf]) -> anyhow::Result<()> {
 pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected {
     let collected = Mutex::new(Collected::default());
     let helm = settings.helm.as_deref().and_then(crate::charts::Helm::find);
+    let templates = TemplateScans::new(keep == Keep::Fingerprint);
     let scanning = Scanning {
         settings,
         keep,
         helm: helm.as_ref(),
+        templates: &templates,
     };
     walk::walk(paths, &settings.paths, &|visit| {
         let outcome = match visit {
@@ -200,10 +203,48 @@ struct Scanning<'a> {
     keep: Keep,
     /// Helm, to render charts with, when it is there.
     helm: Option<&'a crate::charts::Helm>,
+    /// The templates the chart reading has scanned already.
+    templates: &'a TemplateScans,
 }
 
 fn scan_file(candidate: Candidate, scanning: &Scanning<'_>) -> Outcome {
-    BUFFER.with_borrow_mut(|buffer| scan_file_with(candidate, scanning, buffer))
+    match scanned_already(candidate, scanning) {
+        Ok(outcome) => outcome,
+        Err(candidate) => {
+            BUFFER.with_borrow_mut(|buffer| scan_file_with(candidate, scanning, buffer))
+        }
+    }
+}
+
+/// The outcome of a template the chart reading has scanned already (`crate::template_scans`),
+/// as [`scan_file_with`] would give it; the candidate back when there is no such scan or its
+/// findings need the text (a chart reading of their own).
+fn scanned_already(candidate: Candidate, scanning: &Scanning<'_>) -> Result<Outcome, Candidate> {
+    if candidate.kind != FileKind::HelmTemplate || !candidate.patterns.is_empty() {
+        return Err(candidate);
+    }
+    let Some(scan) = scanning.templates.take(&candidate.absolute) else {
+        return Err(candidate);
+    };
+    if is_chart_test(&candidate.absolute) {
+        return Err(candidate);
+    }
+    let mut findings = scan.findings;
+    scanning.settings.ignore.apply(&mut findings);
+    if crate::charts::decides_findings(&candidate.path, &findings) {
+        return Err(candidate);
+    }
+    Ok(Outcome::Scanned(
+        ScannedFile {
+            path: candidate.path,
+            display: candidate.display,
+            findings,
+            fingerprint: scan.fingerprint,
+            identity: None,
+            chart_values: false,
+        },
+        Vec::new(),
+    ))
 }
 
 fn scan_file_with(candidate: Candidate, scanning: &Scanning<'_>, buffer: &mut Vec<u8>) -> Outcome {
@@ -274,7 +315,10 @@ fn scan_file_with(candidate: Candidate, scanning: &Scanning<'_>, buffer: &mut Ve
                         &mut file,
                         text,
                         values,
-                        scanning.helm,
+                        crate::charts::Readers {
+                            helm: scanning.helm,
+                            templates: scanning.templates,
+                        },
                         settings,
                         keep == Keep::Fingerprint,
                     )
@@ -335,5 +379,70 @@ fn describe_scan_error(error: &tagpin_formats::Error, kind: FileKind) -> String 
             ..
         } => format!("cannot read as {}: {line}:{column}: {message}", kind.name()),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    fn settings(dir: &Path) -> Settings {
+        use clap::Parser as _;
+        let global = crate::args::Cli::try_parse_from(["tagpin", "scan"])
+            .unwrap()
+            .global;
+        Settings::load(&global, &BTreeMap::new(), Some(dir)).unwrap()
+    }
+
+    fn candidate(dir: &Path, name: &str) -> Candidate {
+        let path = dir.join(name);
+        Candidate {
+            absolute: path.clone(),
+            display: name.to_owned(),
+            kind: FileKind::detect(&path).unwrap(),
+            patterns: Vec::new(),
+            path,
+        }
+    }
+
+    /// The walker takes the chart reading's scan of a template instead of reading the file: the
+    /// file on disk is changed after the scan, and the findings are the scanned text's.
+    #[test]
+    fn a_template_the_chart_reading_scanned_is_not_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        std::fs::create_dir(dir.join("templates")).unwrap();
+        let scanned = "spec:\n  containers:\n    - image: nginx:1.25\n";
+        let on_disk = "spec:\n  containers:\n    - image: redis:7\n";
+        std::fs::write(dir.join("templates/deployment.yaml"), on_disk).unwrap();
+        let settings = settings(dir);
+        let templates = TemplateScans::new(true);
+        let scanning = Scanning {
+            settings: &settings,
+            keep: Keep::Fingerprint,
+            helm: None,
+            templates: &templates,
+        };
+        let template = candidate(dir, "templates/deployment.yaml");
+        templates.offer(&template.absolute, scanned);
+        let texts = |outcome: Outcome| match outcome {
+            Outcome::Scanned(file, _) => {
+                let texts: Vec<String> = file.findings.iter().map(|f| f.text.clone()).collect();
+                (texts, file.fingerprint.map(|f| *f))
+            }
+            _ => panic!("not scanned"),
+        };
+        assert_eq!(
+            texts(scan_file(template, &scanning)),
+            (vec!["nginx:1.25".to_owned()], Some(fingerprint(scanned)))
+        );
+        // Visited: a second visit (another PATH reaching it) reads the file.
+        let again = candidate(dir, "templates/deployment.yaml");
+        assert_eq!(
+            texts(scan_file(again, &scanning)),
+            (vec!["redis:7".to_owned()], Some(fingerprint(on_disk)))
+        );
     }
 }
