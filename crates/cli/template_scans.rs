@@ -20,7 +20,8 @@
 //!   anew.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::ffi::OsString;
+use std::path::Path;
 use std::sync::Mutex;
 
 use tagpin_formats::{FileKind, Finding};
@@ -33,7 +34,11 @@ use crate::read::{self, Contents};
 pub struct TemplateScans {
     /// Whether a scan keeps the text's fingerprint when it has findings (`pin` and `pr`).
     fingerprints: bool,
-    entries: Mutex<HashMap<PathBuf, Entry>>,
+    /// By the path's bytes: hashing a `Path` takes it apart into components, a measurable
+    /// cost once per template. Both sides spell a path alike (`std::path::absolute`'s form,
+    /// joined with the names a directory listing gives); a path spelt otherwise is only read
+    /// again.
+    entries: Mutex<HashMap<OsString, Entry>>,
 }
 
 #[derive(Debug)]
@@ -64,7 +69,7 @@ impl TemplateScans {
     /// Scans the template at `path` (absolute), whose text the chart reading has read, unless
     /// the walker has visited it or it was scanned already.
     pub fn offer(&self, path: &Path, text: &str) {
-        if !Self::takes(path, text) || self.lock().contains_key(path) {
+        if !Self::takes(path, text) || self.lock().contains_key(path.as_os_str()) {
             return;
         }
         let Ok(findings) = tagpin_formats::scan(path, FileKind::HelmTemplate, text) else {
@@ -73,7 +78,7 @@ impl TemplateScans {
         let fingerprint = (self.fingerprints && !findings.is_empty())
             .then(|| Box::new(crate::commands::fingerprint(text)));
         self.lock()
-            .entry(path.to_owned())
+            .entry(path.as_os_str().to_owned())
             .or_insert(Entry::Scanned(TemplateScan {
                 findings,
                 fingerprint,
@@ -83,7 +88,10 @@ impl TemplateScans {
     /// Marks `path` (absolute) as visited by the walker, and gives its scan when the chart
     /// reading left one.
     pub fn take(&self, path: &Path) -> Option<TemplateScan> {
-        match self.lock().insert(path.to_owned(), Entry::Visited) {
+        match self
+            .lock()
+            .insert(path.as_os_str().to_owned(), Entry::Visited)
+        {
             Some(Entry::Scanned(scan)) => Some(scan),
             Some(Entry::Visited) | None => None,
         }
@@ -98,7 +106,7 @@ impl TemplateScans {
             && matches!(read::decode(text.as_bytes()), Ok(Contents::Text(_)))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Entry>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<OsString, Entry>> {
         self.entries
             .lock()
             .expect("no panics while holding the lock")

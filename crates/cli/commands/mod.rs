@@ -109,25 +109,30 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
         templates: &templates,
     };
     walk::walk(paths, &settings.paths, &|visit| {
-        let outcome = match visit {
+        let mut outcome = match visit {
             Visit::File(candidate) => scan_file(candidate, &scanning),
             Visit::Error { display, message } => Outcome::Error(FileError {
                 path: display,
                 message,
             }),
         };
+        if let Outcome::Scanned(file, _) = &mut outcome
+            && (!file.findings.is_empty() || file.chart_values)
+        {
+            // Asked before taking the lock: the other threads need not wait for it.
+            file.identity = identity(&file.path);
+            // A scanner's vector grows in steps; a tree of small files would keep the slack
+            // of each.
+            file.findings.shrink_to_fit();
+        }
         let mut collected = collected.lock().expect("no panics while holding the lock");
         match outcome {
-            Outcome::Scanned(mut file, learnt) => {
+            Outcome::Scanned(file, learnt) => {
                 collected.files_scanned += 1;
                 if !learnt.is_empty() {
                     collected.charts.insert(file.display.clone(), learnt);
                 }
                 if !file.findings.is_empty() || file.chart_values {
-                    file.identity = identity(&file.path);
-                    // A scanner's vector grows in steps; a tree of small files would keep
-                    // the slack of each.
-                    file.findings.shrink_to_fit();
                     collected.files.push(file);
                 }
             }
