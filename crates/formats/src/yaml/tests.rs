@@ -353,3 +353,30 @@ proptest::proptest! {
         }
     }
 }
+
+/// A tree built on the arena a larger tree left behind reads as one built afresh.
+#[test]
+fn a_tree_on_a_spare_arena_is_the_tree_read_afresh() {
+    let small = "image: nginx:1.25\nlist: [a, {b: c}]\n";
+    let fresh = std::thread::spawn(move || {
+        let tree = fast::read(small).unwrap();
+        (events(&tree, small), tree.nodes.len(), tree.children.len())
+    })
+    .join()
+    .unwrap();
+    let mut large = String::new();
+    for i in 0..500 {
+        let _ = writeln!(large, "key{i}: {{a: [1, 2, 3], b: x}}");
+    }
+    let large_nodes = fast::read(&large).unwrap().nodes.len();
+    let reused = fast::read(small).unwrap();
+    assert!(reused.nodes.capacity() >= large_nodes, "the arena was kept");
+    assert_eq!(
+        (
+            events(&reused, small),
+            reused.nodes.len(),
+            reused.children.len()
+        ),
+        fresh
+    );
+}

@@ -159,14 +159,63 @@ pub(crate) struct Builder {
     root: Option<NodeId>,
 }
 
+thread_local! {
+    /// The arena of the last tree this thread dropped, emptied, for the next tree it builds: a
+    /// scan builds a tree per file, and an arena grown and freed per file costs its copies
+    /// and page faults again each time.
+    static SPARE: std::cell::Cell<Option<Arena>> = const { std::cell::Cell::new(None) };
+}
+
+/// A tree's two large vectors.
+struct Arena {
+    nodes: Vec<Node>,
+    children: Vec<NodeId>,
+}
+
+/// The largest arena kept for the next tree (nodes); a larger one is freed.
+const LARGEST_SPARE: usize = 1 << 18;
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        if self.nodes.capacity() > LARGEST_SPARE || self.children.capacity() > LARGEST_SPARE {
+            return;
+        }
+        // Of two trees alive at once, the larger arena is kept.
+        match SPARE.take() {
+            Some(spare) if spare.nodes.capacity() >= self.nodes.capacity() => {
+                SPARE.set(Some(spare));
+            }
+            _ => {
+                let mut nodes = std::mem::take(&mut self.nodes);
+                let mut children = std::mem::take(&mut self.children);
+                nodes.clear();
+                children.clear();
+                SPARE.set(Some(Arena { nodes, children }));
+            }
+        }
+    }
+}
+
 impl Builder {
-    /// A builder for about `nodes` nodes (the arena grows past it as needed).
+    /// A builder for about `nodes` nodes (the arena grows past it as needed), on this thread's
+    /// spare arena when it has one.
     pub(crate) fn with_capacity(nodes: usize) -> Self {
+        let Arena {
+            nodes: mut arena,
+            mut children,
+        } = SPARE.take().unwrap_or(Arena {
+            nodes: Vec::new(),
+            children: Vec::new(),
+        });
+        arena.reserve(nodes);
+        children.reserve(nodes);
         Self {
             tree: Tree {
-                nodes: Vec::with_capacity(nodes),
-                children: Vec::with_capacity(nodes),
-                ..Tree::default()
+                nodes: arena,
+                children,
+                strings: Vec::new(),
+                documents: Vec::new(),
+                has_aliases: false,
             },
             ..Self::default()
         }
