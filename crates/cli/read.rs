@@ -72,6 +72,14 @@ pub fn read<'a>(path: &Path, buffer: &'a mut Vec<u8>) -> Result<Contents<'a>, Re
     decode(buffer)
 }
 
+/// Whether [`read`] gives a file holding `text` to scan (a `str` is UTF-8 already): not
+/// empty, no NUL byte, not over [`MAX_FILE_SIZE`].
+pub fn is_scanned(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() as u64 <= MAX_FILE_SIZE
+        && memchr::memchr(0, text.as_bytes()).is_none()
+}
+
 /// The checks on a file's bytes.
 pub fn decode(bytes: &[u8]) -> Result<Contents<'_>, ReadError> {
     if bytes.is_empty() {
@@ -110,6 +118,14 @@ mod tests {
                 Err(error) => error.to_string(),
             };
             assert_eq!(got, expected, "{bytes:?}");
+        }
+    }
+
+    #[test]
+    fn is_scanned_agrees_with_decode() {
+        for text in ["", "image: nginx\n", "image: a\0b", "\u{feff}caf\u{e9}\r\n"] {
+            let decoded = matches!(decode(text.as_bytes()), Ok(Contents::Text(_)));
+            assert_eq!(is_scanned(text), decoded, "{text:?}");
         }
     }
 

@@ -10,7 +10,7 @@
 //!
 //! What makes this safe:
 //! - Only a file [`FileKind::detect`] calls a Helm template, not named as a values file, and
-//!   whose text passes the walker's own checks ([`read::decode`], the size limit) is scanned
+//!   whose text passes the walker's own checks ([`read::is_scanned`]) is scanned
 //!   here; anything else is read by the walker as before.
 //! - The walker uses a scan only for a candidate of that same kind with no custom patterns,
 //!   and only when its findings need nothing more of the text (see `commands::scan_file`).
@@ -27,7 +27,7 @@ use std::sync::Mutex;
 use tagpin_formats::{FileKind, Finding};
 
 use crate::commands::Fingerprint;
-use crate::read::{self, Contents};
+use crate::read;
 
 /// One run's template scans, by absolute path.
 #[derive(Debug, Default)]
@@ -102,8 +102,7 @@ impl TemplateScans {
     fn takes(path: &Path, text: &str) -> bool {
         FileKind::detect(path) == Some(FileKind::HelmTemplate)
             && !crate::charts::is_values_file(path)
-            && text.len() as u64 <= read::MAX_FILE_SIZE
-            && matches!(read::decode(text.as_bytes()), Ok(Contents::Text(_)))
+            && read::is_scanned(text)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<OsString, Entry>> {
