@@ -1299,16 +1299,21 @@ impl<'p> Related<'p> {
     /// Whether a read of the keys `dotted` (`.a.b`, or empty for `.Values` itself) may
     /// concern a candidate.
     fn read(&self, dotted: &str) -> bool {
-        let keys = keys_of(dotted);
         if self.every {
             return true;
         }
-        let Some(top) = keys.clone().next() else {
+        // The top key by bytes: most reads end here, and a `split` per read was a measurable
+        // share of a chart's reading.
+        let bytes = dotted.as_bytes();
+        let Some(start) = bytes.iter().position(|&b| b != b'.') else {
             return true;
         };
-        if !self.first_bytes[usize::from(top.as_bytes()[0])] {
+        if !self.first_bytes[usize::from(bytes[start])] {
             return false;
         }
+        let end = memchr::memchr(b'.', &bytes[start..]).map_or(bytes.len(), |i| start + i);
+        let top = &dotted[start..end];
+        let keys = keys_of(dotted);
         self.by_top
             .binary_search_by(|(key, _)| (*key).cmp(top))
             .is_ok_and(|i| {
@@ -1353,6 +1358,31 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_read_concerns_a_candidate_when_one_key_chain_starts_the_other() {
+        let paths = vec![
+            vec!["api".to_owned(), "image".to_owned()],
+            vec!["worker".to_owned()],
+        ];
+        let related = Related::new(&paths);
+        for (dotted, expected) in [
+            ("", true),
+            (".", true),
+            (".api", true),
+            (".api.image", true),
+            (".api.image.tag", true),
+            ("..api.image", true),
+            (".api.replicas", false),
+            (".apis", false),
+            (".ap", false),
+            (".worker.anything", true),
+            (".zeta", false),
+            (".a-b", false),
+        ] {
+            assert_eq!(related.read(dotted), expected, "{dotted:?}");
+        }
+    }
 
     fn template(source: &str, text: &str) -> Template {
         Template {
