@@ -158,7 +158,8 @@ fn scan_command_line(sink: &mut Sink<'_>, code: &str, offset: usize) {
 /// `--image=ref` and `--image ref` in `line`.
 fn scan_flags(sink: &mut Sink<'_>, line: &str, offset: usize) {
     let mut search = 0;
-    while let Some(i) = line[search..].find("--image") {
+    // By bytes: `str::find` builds a searcher per call, and every line is searched.
+    while let Some(i) = memchr::memmem::find(&line.as_bytes()[search..], b"--image") {
         let flag = search + i;
         search = flag + "--image".len();
         if flag > 0 && !line.as_bytes()[flag - 1].is_ascii_whitespace() {
@@ -213,7 +214,7 @@ fn comment_start(line: &str) -> usize {
 fn heredoc_words(code: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut rest = code;
-    while let Some(i) = rest.find("<<") {
+    while let Some(i) = memchr::memmem::find(rest.as_bytes(), b"<<") {
         let after = &rest[i + 2..];
         if let Some(more) = after.strip_prefix('<') {
             rest = more;
