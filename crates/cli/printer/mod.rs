@@ -10,6 +10,7 @@ mod pin;
 mod pr;
 mod progress;
 mod sarif;
+mod scan_json;
 mod text;
 
 use std::io::{self, IsTerminal as _, Write};
@@ -74,7 +75,8 @@ impl Printer {
                 diagnostics.scan_summary(&mut stderr, report)
             }
             ScanFormat::Json => {
-                write_json(&mut stdout, report)?;
+                scan_json::write(&mut stdout, report)?;
+                writeln!(stdout)?;
                 stdout.flush()?;
                 diagnostics.files(&mut stderr, &report.errors, &report.skipped)
             }

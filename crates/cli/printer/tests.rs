@@ -148,6 +148,38 @@ fn scan_json() {
     insta::assert_snapshot!(render(|out| write_json(out, &report())));
 }
 
+/// `scan --format json` writes its rows by hand, and prints what `serde_json` prints.
+#[test]
+fn scan_json_by_hand_is_serde_json_pretty() {
+    let empty = ScanReport {
+        files: Vec::new(),
+        errors: Vec::new(),
+        skipped: Vec::new(),
+        files_scanned: 0,
+    };
+    let mut unusual = report();
+    // Strings that need escaping, a digest-only reference, a row without a reference.
+    unusual.files[0].findings[0].text = "golang:1.22 \"quoted\" \\ \t tab".to_owned();
+    unusual.files[0].display = "Dockerfile \u{e9}\u{1}".to_owned();
+    unusual.files.push(file(
+        "pinned.yaml",
+        vec![finding(
+            1,
+            8,
+            FileKind::Yaml,
+            &format!("nginx@{DIGEST}"),
+            Status::DigestOnly,
+        )],
+    ));
+    for report in [report(), report_without_floating(), empty, unusual] {
+        let expected = serde_json::to_string_pretty(&report).unwrap();
+        assert_eq!(
+            render(|out| super::scan_json::write(out, &report)),
+            expected
+        );
+    }
+}
+
 #[test]
 fn scan_diagnostics() {
     let report = report();

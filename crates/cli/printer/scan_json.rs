@@ -1,0 +1,107 @@
+//! `scan --format json`: the report exactly as `serde_json`'s pretty printer writes it, with
+//! the rows of `references` written by hand.
+//!
+//! The rows are written after the walk, on one thread: on a large tree they were the largest
+//! part of a scan's serial end, and most of their cost was `serde_json`'s formatter writing
+//! each key, indentation and colon piece by piece. A row's keys, indentation and separators are
+//! the same every time, and most of its strings need no escaping; what is not plain (a
+//! string that needs escaping, an enum, a warning) is still written by `serde_json`.
+//! `printer::tests` holds the output to `serde_json`'s, byte for byte.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use crate::commands::scan::{ReferenceRow, ScanReport};
+
+/// Writes `report` as `serde_json::to_writer_pretty` would.
+pub fn write(out: &mut impl Write, report: &ScanReport) -> io::Result<()> {
+    out.write_all(b"{\n  \"references\": [")?;
+    let mut first = true;
+    for row in report.rows() {
+        out.write_all(if first { b"\n    {" } else { b",\n    {" })?;
+        first = false;
+        write_row(out, &row)?;
+        out.write_all(b"\n    }")?;
+    }
+    out.write_all(if first { b"]" } else { b"\n  ]" })?;
+    out.write_all(b",\n  \"errors\": ")?;
+    write_pretty(out, &report.errors, 2)?;
+    out.write_all(b",\n  \"skipped\": ")?;
+    write_pretty(out, &report.skipped, 2)?;
+    out.write_all(b"\n}")
+}
+
+/// A row's fields, in [`ReferenceRow`]'s order, each on its own line at a depth of three.
+fn write_row(out: &mut impl Write, row: &ReferenceRow) -> io::Result<()> {
+    fn key(out: &mut impl Write, name: &str, first: bool) -> io::Result<()> {
+        out.write_all(if first { b"\n      \"" } else { b",\n      \"" })?;
+        out.write_all(name.as_bytes())?;
+        out.write_all(b"\": ")
+    }
+    key(out, "path", true)?;
+    write_str(out, &row.path)?;
+    key(out, "line", false)?;
+    write!(out, "{}", row.line)?;
+    key(out, "column", false)?;
+    write!(out, "{}", row.column)?;
+    key(out, "kind", false)?;
+    serde_json::to_writer(&mut *out, &row.kind)?;
+    key(out, "text", false)?;
+    write_str(out, &row.text)?;
+    key(out, "status", false)?;
+    serde_json::to_writer(&mut *out, &row.status)?;
+    for (name, value) in [
+        ("registry", &row.registry),
+        ("repository", &row.repository),
+        ("tag", &row.tag),
+        ("digest", &row.digest),
+    ] {
+        key(out, name, false)?;
+        match value {
+            Some(value) => write_str(out, value)?,
+            None => out.write_all(b"null")?,
+        }
+    }
+    key(out, "warnings", false)?;
+    write_pretty(out, &row.warnings, 6)?;
+    if let Some(source) = &row.tag_source {
+        key(out, "tag_source", false)?;
+        serde_json::to_writer(&mut *out, source)?;
+    }
+    if let Some(reason) = &row.unwritable {
+        key(out, "unwritable", false)?;
+        write_str(out, reason)?;
+    }
+    Ok(())
+}
+
+/// A JSON string: as written when nothing in it needs escaping, else by `serde_json`.
+fn write_str(out: &mut impl Write, value: &str) -> io::Result<()> {
+    let plain = value.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\');
+    if plain {
+        out.write_all(b"\"")?;
+        out.write_all(value.as_bytes())?;
+        out.write_all(b"\"")
+    } else {
+        serde_json::to_writer(&mut *out, value).map_err(io::Error::from)
+    }
+}
+
+/// `value` printed pretty by `serde_json`, each line after its first moved right by `indent`
+/// spaces (at most eight): its depth in the document.
+fn write_pretty(out: &mut impl Write, value: &impl Serialize, indent: usize) -> io::Result<()> {
+    let pretty = serde_json::to_vec_pretty(value)?;
+    // No JSON string holds a raw line break: every one is the printer's own.
+    let mut lines = pretty.split(|&b| b == b'\n');
+    if let Some(first) = lines.next() {
+        out.write_all(first)?;
+    }
+    let spaces = &b"        "[..indent];
+    for line in lines {
+        out.write_all(b"\n")?;
+        out.write_all(spaces)?;
+        out.write_all(line)?;
+    }
+    Ok(())
+}
