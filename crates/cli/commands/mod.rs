@@ -105,8 +105,10 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
     let scanning = Scanning {
         settings,
         keep,
-        helm: helm.as_ref(),
-        templates: &templates,
+        readers: crate::charts::Readers {
+            helm: helm.as_ref(),
+            templates: &templates,
+        },
     };
     walk::walk(paths, &settings.paths, &|visit| {
         let mut outcome = match visit {
@@ -206,10 +208,9 @@ thread_local! {
 struct Scanning<'a> {
     settings: &'a Settings,
     keep: Keep,
-    /// Helm, to render charts with, when it is there.
-    helm: Option<&'a crate::charts::Helm>,
-    /// The templates the chart reading has scanned already.
-    templates: &'a TemplateScans,
+    /// What charts are read with: Helm, when it is there, and where the chart reading leaves
+    /// the templates it has scanned.
+    readers: crate::charts::Readers<'a>,
 }
 
 fn scan_file(candidate: Candidate, scanning: &Scanning<'_>) -> Outcome {
@@ -228,7 +229,7 @@ fn scanned_already(candidate: Candidate, scanning: &Scanning<'_>) -> Result<Outc
     if candidate.kind != FileKind::HelmTemplate || !candidate.patterns.is_empty() {
         return Err(candidate);
     }
-    let Some(scan) = scanning.templates.take(&candidate.absolute) else {
+    let Some(scan) = scanning.readers.templates.take(&candidate.absolute) else {
         return Err(candidate);
     };
     if is_chart_test(&candidate.absolute) {
@@ -320,10 +321,7 @@ fn scan_file_with(candidate: Candidate, scanning: &Scanning<'_>, buffer: &mut Ve
                         &mut file,
                         text,
                         values,
-                        crate::charts::Readers {
-                            helm: scanning.helm,
-                            templates: scanning.templates,
-                        },
+                        scanning.readers,
                         settings,
                         keep == Keep::Fingerprint,
                     )
@@ -427,8 +425,10 @@ mod tests {
         let scanning = Scanning {
             settings: &settings,
             keep: Keep::Fingerprint,
-            helm: None,
-            templates: &templates,
+            readers: crate::charts::Readers {
+                helm: None,
+                templates: &templates,
+            },
         };
         let template = candidate(dir, "templates/deployment.yaml");
         templates.offer(&template.absolute, scanned);
