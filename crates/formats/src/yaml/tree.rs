@@ -5,6 +5,7 @@
 //! value, key, value, …), so a node is a few words and the whole tree a handful of vectors:
 //! dropping it never recurses, whatever the nesting.
 
+use std::cell::Cell;
 use std::ops::Range;
 
 /// An index into [`Tree::nodes`].
@@ -163,7 +164,7 @@ thread_local! {
     /// The arena of the last tree this thread dropped, emptied, for the next tree it builds: a
     /// scan builds a tree per file, and an arena grown and freed per file costs its copies
     /// and page faults again each time.
-    static SPARE: std::cell::Cell<Option<Arena>> = const { std::cell::Cell::new(None) };
+    static SPARE: Cell<Option<Arena>> = const { Cell::new(None) };
 }
 
 /// A tree's two large vectors.
@@ -180,19 +181,20 @@ impl Drop for Tree {
         if self.nodes.capacity() > LARGEST_SPARE || self.children.capacity() > LARGEST_SPARE {
             return;
         }
-        // Of two trees alive at once, the larger arena is kept.
-        match SPARE.take() {
-            Some(spare) if spare.nodes.capacity() >= self.nodes.capacity() => {
-                SPARE.set(Some(spare));
+        // Of two trees alive at once, the larger arena is kept. A thread already tearing down
+        // its locals keeps nothing (`try_with`: a tree dropped then must not panic).
+        let _ = SPARE.try_with(|spare| match spare.take() {
+            Some(kept) if kept.nodes.capacity() >= self.nodes.capacity() => {
+                spare.set(Some(kept));
             }
             _ => {
                 let mut nodes = std::mem::take(&mut self.nodes);
                 let mut children = std::mem::take(&mut self.children);
                 nodes.clear();
                 children.clear();
-                SPARE.set(Some(Arena { nodes, children }));
+                spare.set(Some(Arena { nodes, children }));
             }
-        }
+        });
     }
 }
 
@@ -203,7 +205,7 @@ impl Builder {
         let Arena {
             nodes: mut arena,
             mut children,
-        } = SPARE.take().unwrap_or(Arena {
+        } = SPARE.try_with(Cell::take).ok().flatten().unwrap_or(Arena {
             nodes: Vec::new(),
             children: Vec::new(),
         });
