@@ -64,7 +64,12 @@ fn write_row(out: &mut impl Write, row: &ReferenceRow) -> io::Result<()> {
         }
     }
     key(out, "warnings", false)?;
-    write_pretty(out, &row.warnings, 6)?;
+    if row.warnings.is_empty() {
+        // Most rows: no pretty print (and its buffer) for `[]`.
+        out.write_all(b"[]")?;
+    } else {
+        write_pretty(out, &row.warnings, 6)?;
+    }
     if let Some(source) = &row.tag_source {
         key(out, "tag_source", false)?;
         serde_json::to_writer(&mut *out, source)?;
