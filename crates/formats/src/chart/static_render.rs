@@ -1225,21 +1225,34 @@ fn values_reads(action: &str) -> Vec<ValuesRead<'_>> {
 fn values_occurrences(text: &str) -> impl Iterator<Item = (usize, &str, bool)> {
     // Every template of every chart is searched for each values file: by bytes, not chars
     // (`.Values` and the keys after it are ASCII; what ends them is any other byte).
-    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let bytes = text.as_bytes();
     VALUES.find_iter(bytes).filter_map(move |at| {
         let start = at + ".Values".len();
-        let after = &bytes[start..];
-        if after.first().is_some_and(|&b| is_word(b)) {
+        if bytes.get(start).is_some_and(|&b| is_word(b)) {
             return None;
         }
-        let end = after
-            .iter()
-            .position(|&b| !(is_word(b) || b == b'.' || b == b'-'))
-            .unwrap_or(after.len());
         let indirect = at > 0 && is_word(bytes[at - 1]);
-        Some((at, &text[start..start + end], indirect))
+        Some((at, dotted_at(text, start), indirect))
     })
+}
+
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// A byte a key of a `.Values` read holds (besides the dots between keys).
+fn is_key_byte(b: u8) -> bool {
+    is_word(b) || b == b'-'
+}
+
+/// The dotted keys (`.a.b`, or empty) of the `.Values` read whose keys start at `start`.
+fn dotted_at(text: &str, start: usize) -> &str {
+    let after = &text.as_bytes()[start..];
+    let end = after
+        .iter()
+        .position(|&b| !(is_key_byte(b) || b == b'.'))
+        .unwrap_or(after.len());
+    &text[start..start + end]
 }
 
 fn keys_of(dotted: &str) -> impl Iterator<Item = &str> + Clone {
@@ -1326,7 +1339,24 @@ impl<'p> Related<'p> {
 
     /// Whether `text` reads a value a candidate is related to.
     fn read_in(&self, text: &str) -> bool {
-        values_occurrences(text).any(|(_, dotted, _)| self.read(dotted))
+        let bytes = text.as_bytes();
+        VALUES.find_iter(bytes).any(|at| {
+            let start = at + ".Values".len();
+            if bytes.get(start).is_some_and(|&b| is_word(b)) {
+                // `.Valuesx`: another word, no read.
+                return false;
+            }
+            // What `read` decides by the top key's first byte, decided before the end of the
+            // keys is looked for: every template is searched for each values file, and most
+            // reads are of keys no candidate starts with.
+            let first = bytes[start..].iter().find(|&&b| b != b'.');
+            if let Some(&b) = first.filter(|&&b| is_key_byte(b) && !self.every) {
+                if !self.first_bytes[usize::from(b)] {
+                    return false;
+                }
+            }
+            self.read(dotted_at(text, start))
+        })
     }
 }
 
@@ -1382,6 +1412,45 @@ mod tests {
         ] {
             assert_eq!(related.read(dotted), expected, "{dotted:?}");
         }
+    }
+
+    /// `read_in` decides some reads by their first byte before finding their keys: it must
+    /// say what asking `read` of every read says.
+    #[test]
+    fn a_text_reads_a_related_value_when_one_of_its_reads_does() {
+        let paths = vec![
+            vec!["api".to_owned(), "image".to_owned()],
+            vec!["-x".to_owned()],
+        ];
+        let texts = [
+            "",
+            "{{ .Values }}",
+            "{{ .Values. }}",
+            "{{ .Values.. }}",
+            "{{ .Values.api.image }}",
+            "{{ .Values..api }}",
+            "{{ .Values.apis }}",
+            "{{ .Values.zeta }} {{ .Values.api.image.tag }}",
+            "{{ .Values.zeta }} {{ .Values.zoo }}",
+            "{{ .Valuesapi }}",
+            "{{ $.Values.api | quote }}",
+            "{{ .Values.-x }}",
+            "{{ .Values.-y }}",
+            "{{ .Values.a-b }}",
+            "{{ .Values }}x",
+            ".Values",
+            ".Values.",
+            ".Values.api",
+        ];
+        for related in [Related::new(&paths), Related::every()] {
+            for text in texts {
+                let expected = values_occurrences(text).any(|(_, dotted, _)| related.read(dotted));
+                assert_eq!(related.read_in(text), expected, "{text:?}");
+            }
+        }
+        let related = Related::new(&paths);
+        assert!(related.read_in("{{ .Values.zeta }} {{ .Values.api }}"));
+        assert!(!related.read_in("{{ .Values.zeta }} {{ .Values.apis }}"));
     }
 
     fn template(source: &str, text: &str) -> Template {
