@@ -1350,10 +1350,10 @@ impl<'p> Related<'p> {
             // keys is looked for: every template is searched for each values file, and most
             // reads are of keys no candidate starts with.
             let first = bytes[start..].iter().find(|&&b| b != b'.');
-            if let Some(&b) = first.filter(|&&b| is_key_byte(b) && !self.every) {
-                if !self.first_bytes[usize::from(b)] {
-                    return false;
-                }
+            if first.is_some_and(|&b| {
+                is_key_byte(b) && !self.every && !self.first_bytes[usize::from(b)]
+            }) {
+                return false;
             }
             self.read(dotted_at(text, start))
         })
