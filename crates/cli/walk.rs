@@ -65,9 +65,9 @@ impl DisplayPaths {
     }
 
     fn show(self, root: &Path, path: &Path) -> String {
-        let shown = match path.strip_prefix(root) {
-            Ok(relative) if relative.as_os_str().is_empty() => root,
-            Ok(relative) if !self.prefix_root => relative,
+        let shown = match below(path, root) {
+            Some(relative) if relative.as_os_str().is_empty() => root,
+            Some(relative) if !self.prefix_root => relative,
             _ => path,
         };
         shown.to_string_lossy().into_owned()
@@ -102,8 +102,8 @@ fn walk_root(
                 return false;
             }
             let is_dir = entry.file_type().is_some_and(|kind| kind.is_dir());
-            match entry.path().strip_prefix(&root_owned) {
-                Ok(relative) if is_dir => dir_filter.enters(relative),
+            match below(entry.path(), &root_owned) {
+                Some(relative) if is_dir => dir_filter.enters(relative),
                 _ => true,
             }
         })
@@ -122,7 +122,7 @@ fn walk_root(
                     let relative = if entry.depth() == 0 {
                         path.strip_prefix(".").unwrap_or(path)
                     } else {
-                        path.strip_prefix(root).unwrap_or(path)
+                        below(path, root).unwrap_or(path)
                     };
                     let patterns = filter.custom_patterns(relative);
                     let absolute = absolute(path);
@@ -169,6 +169,41 @@ fn walk_root(
             WalkState::Continue
         })
     });
+}
+
+/// `path` relative to `root`, as `Path::strip_prefix` gives it. The walker's paths are
+/// `root` joined with names, so the bytes after `root` and a separator are most often the
+/// answer: taking a path apart into components, three times per file, was 2% of a scan.
+fn below<'p>(path: &'p Path, root: &Path) -> Option<&'p Path> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt as _;
+        let bytes = path.as_os_str().as_bytes();
+        let root_bytes = root.as_os_str().as_bytes();
+        let rest = bytes.strip_prefix(root_bytes).and_then(|rest| {
+            if rest.is_empty() || root_bytes.ends_with(b"/") {
+                Some(rest)
+            } else {
+                rest.strip_prefix(b"/")
+            }
+        });
+        // Whatever components would read otherwise (`.`, doubled or trailing separators) is
+        // left to `strip_prefix`.
+        if let Some(rest) = rest.filter(|rest| is_plain_relative(rest)) {
+            return Some(Path::new(std::ffi::OsStr::from_bytes(rest)));
+        }
+    }
+    path.strip_prefix(root).ok()
+}
+
+/// Whether `rest` is a relative path whose components are its `/`-separated parts: no `.`
+/// part, no empty part but for an empty path.
+#[cfg(unix)]
+fn is_plain_relative(rest: &[u8]) -> bool {
+    rest.is_empty()
+        || rest
+            .split(|&b| b == b'/')
+            .all(|part| !part.is_empty() && part != b".")
 }
 
 /// The path as an absolute path (see [`Candidate::absolute`]).
@@ -262,6 +297,35 @@ mod tests {
                 "{path:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_path_below_its_root_is_what_strip_prefix_gives() {
+        let roots = [
+            "/r", "/r/", "r", "./r", ".", "./", "/", "r/./s", "r//s", "/r/s/..",
+        ];
+        let rests = [
+            "", "a", "a/b.yaml", "/a", "a//b", "./a", "a/./b", "a/.", "a/", ".", "..", "../a",
+            ".a/b", "a..", "s/a",
+        ];
+        for root in roots {
+            for rest in rests {
+                for path in [format!("{root}{rest}"), format!("{root}/{rest}")] {
+                    let (path, root) = (Path::new(&path), Path::new(root));
+                    // As text: a path compares equal to another by components.
+                    assert_eq!(
+                        below(path, root).map(Path::as_os_str),
+                        path.strip_prefix(root).ok().map(Path::as_os_str),
+                        "{path:?} below {root:?}"
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            below(Path::new("/r/a/b.yaml"), Path::new("/r")),
+            Some(Path::new("a/b.yaml"))
+        );
+        assert_eq!(below(Path::new("/rs/a"), Path::new("/r")), None);
     }
 
     fn collect(roots: &[PathBuf], filter: &PathFilter) -> (Vec<(String, FileKind)>, Vec<String>) {
