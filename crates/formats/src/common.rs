@@ -64,7 +64,8 @@ pub(crate) fn has_flux_marker(line: &str) -> bool {
 pub(crate) struct Sink<'a> {
     pub(crate) text: &'a str,
     pub(crate) kind: FileKind,
-    line_starts: Vec<usize>,
+    /// Built on the first position asked.
+    lines: Option<LineIndex>,
     /// The last position computed: (byte offset, line index, column).
     last: Option<(usize, usize, usize)>,
     /// The lines with a `# tagpin:ignore` comment.
@@ -104,17 +105,60 @@ impl MarkedLines {
             .get_or_insert_with(|| memchr::memmem::find(text.as_bytes(), mark).is_some())
     }
 
-    /// Whether line `index` of `text`, which starts at `line_starts[index]`, carries it.
-    fn line(&mut self, text: &str, line_starts: &[usize], index: usize) -> bool {
+    /// Whether line `index` of `text`, which starts at byte `start`, carries it.
+    fn line(&mut self, text: &str, index: usize, start: usize) -> bool {
         let carries = self.carries;
         *self.lines.entry(index).or_insert_with(|| {
-            let start = line_starts[index];
-            let end = line_starts
-                .get(index + 1)
-                .map_or(text.len(), |next| next - 1);
-            carries(text.get(start..end).unwrap_or("").trim_end_matches('\r'))
+            let rest = text.get(start..).unwrap_or("");
+            let line = memchr::memchr(b'\n', rest.as_bytes()).map_or(rest, |end| &rest[..end]);
+            carries(line.trim_end_matches('\r'))
         })
     }
+}
+
+/// Which line a byte offset is on, for a text whose findings are anywhere in it. It keeps, per
+/// block of [`LineIndex::BLOCK`] bytes, how many lines end before it and where the line open at
+/// its start began, and counts the rest of the way within the block: building it is a count
+/// of newlines (vectorised), where listing every line's start was a search and a push per line.
+struct LineIndex {
+    /// Per block: the newlines before it, and the start of the line open at its start.
+    before: Vec<(usize, usize)>,
+}
+
+impl LineIndex {
+    const BLOCK: usize = 256;
+
+    fn new(text: &[u8]) -> Self {
+        let mut before = Vec::with_capacity(text.len() / Self::BLOCK + 2);
+        let (mut lines, mut start) = (0, 0);
+        for (index, block) in text.chunks(Self::BLOCK).enumerate() {
+            before.push((lines, start));
+            let ends = newlines(block);
+            if ends > 0 {
+                lines += ends;
+                start = index * Self::BLOCK + memchr::memrchr(b'\n', block).map_or(0, |at| at + 1);
+            }
+        }
+        // An offset at the end of a text of whole blocks.
+        before.push((lines, start));
+        Self { before }
+    }
+
+    /// The 0-based index of the line holding `offset` (at most `text.len()`), and where that
+    /// line starts.
+    fn locate(&self, text: &[u8], offset: usize) -> (usize, usize) {
+        let block = offset / Self::BLOCK;
+        let (lines, start) = self.before[block];
+        let from = block * Self::BLOCK;
+        let within = &text[from..offset];
+        let start = memchr::memrchr(b'\n', within).map_or(start, |at| from + at + 1);
+        (lines + newlines(within), start)
+    }
+}
+
+/// How many `\n` bytes `bytes` holds.
+fn newlines(bytes: &[u8]) -> usize {
+    bytecount::count(bytes, b'\n')
 }
 
 /// A finding before its position is known.
@@ -186,7 +230,7 @@ impl<'a> Sink<'a> {
         Self {
             text,
             kind,
-            line_starts: Vec::new(),
+            lines: None,
             last: None,
             ignored: MarkedLines::new(IGNORE_MARK, has_ignore_comment),
             flux: MarkedLines::new("$imagepolicy", has_flux_marker),
@@ -194,16 +238,12 @@ impl<'a> Sink<'a> {
         }
     }
 
-    fn line_index(&mut self, offset: usize) -> usize {
-        if self.line_starts.is_empty() {
-            self.line_starts.push(0);
-            self.line_starts
-                .extend(memchr::memchr_iter(b'\n', self.text.as_bytes()).map(|at| at + 1));
-        }
-        match self.line_starts.binary_search(&offset) {
-            Ok(index) => index,
-            Err(index) => index - 1,
-        }
+    /// The 0-based line index of `offset` (at most the text's length) and the line's start.
+    fn locate(&mut self, offset: usize) -> (usize, usize) {
+        let text = self.text.as_bytes();
+        self.lines
+            .get_or_insert_with(|| LineIndex::new(text))
+            .locate(text, offset)
     }
 
     /// Whether the line holding `offset` carries a `# tagpin:ignore` comment.
@@ -211,8 +251,8 @@ impl<'a> Sink<'a> {
         if !self.ignored.present(self.text) {
             return false;
         }
-        let index = self.line_index(offset);
-        self.ignored.line(self.text, &self.line_starts, index)
+        let (index, start) = self.locate(offset.min(self.text.len()));
+        self.ignored.line(self.text, index, start)
     }
 
     /// Whether the line holding `offset` carries a Flux image-automation marker.
@@ -220,15 +260,14 @@ impl<'a> Sink<'a> {
         if !self.flux.present(self.text) {
             return false;
         }
-        let index = self.line_index(offset);
-        self.flux.line(self.text, &self.line_starts, index)
+        let (index, start) = self.locate(offset.min(self.text.len()));
+        self.flux.line(self.text, index, start)
     }
 
     /// The 1-based line and column (in characters, a BOM not counted) of `offset`.
     pub(crate) fn position(&mut self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
-        let index = self.line_index(offset);
-        let line_start = self.line_starts[index];
+        let (index, line_start) = self.locate(offset);
         let (counted_from, counted) = match self.last {
             Some((at, line, column)) if line == index && at <= offset => (at, column - 1),
             _ if line_start == 0 && self.text.starts_with(BOM) => (BOM.len().min(offset), 0),
@@ -327,5 +366,57 @@ mod tests {
             assert_eq!(flux, [false, true, false]);
         }
         assert_eq!((sink.ignored.lines.len(), sink.flux.lines.len()), (3, 3));
+    }
+
+    /// The line of an offset and its start, counted the slow way.
+    #[expect(clippy::naive_bytecount, reason = "the slow way is the oracle")]
+    fn naive(text: &str, offset: usize) -> (usize, usize) {
+        let before = &text.as_bytes()[..offset];
+        let line = before.iter().filter(|&&b| b == b'\n').count();
+        let start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |at| at + 1);
+        (line, start)
+    }
+
+    #[test]
+    fn every_offset_is_located_on_its_line() {
+        let long = "x".repeat(3 * LineIndex::BLOCK + 7);
+        let texts = [
+            String::new(),
+            "\n".to_owned(),
+            "a".to_owned(),
+            "a: b\nc: d\n".to_owned(),
+            "a: b\r\nc: d".to_owned(),
+            "\n".repeat(2 * LineIndex::BLOCK),
+            format!("{long}\n{long}\n\n{long}"),
+            format!("a\n{}", "y".repeat(LineIndex::BLOCK - 2)),
+            format!("{}\n", "z".repeat(LineIndex::BLOCK - 1)),
+            format!("{BOM}k: {long}\nv: w\n"),
+        ];
+        for text in &texts {
+            let mut sink = Sink::new(text, FileKind::Yaml);
+            for offset in 0..=text.len() {
+                assert_eq!(
+                    sink.locate(offset),
+                    naive(text, offset),
+                    "{offset} in {text:?}"
+                );
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_offset_is_located_on_its_line(
+            text in "[ab\n\r]{0,700}",
+            offsets in proptest::collection::vec(0usize..701, 1..20),
+        ) {
+            let mut sink = Sink::new(&text, FileKind::Yaml);
+            for offset in offsets.into_iter().map(|o| o.min(text.len())) {
+                proptest::prop_assert_eq!(sink.locate(offset), naive(&text, offset));
+            }
+        }
     }
 }
