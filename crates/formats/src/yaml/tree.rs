@@ -249,6 +249,7 @@ impl Builder {
         u32::try_from(self.tree.strings.len() - 1).unwrap_or(u32::MAX)
     }
 
+    #[inline]
     fn push(&mut self, node: Node) -> NodeId {
         let id = NodeId::try_from(self.tree.nodes.len()).unwrap_or(NodeId::MAX);
         self.tree.nodes.push(node);
@@ -260,6 +261,7 @@ impl Builder {
         id
     }
 
+    #[inline]
     pub(crate) fn scalar(
         &mut self,
         span: Span,
@@ -317,9 +319,11 @@ impl Builder {
         let open = self.open.pop().expect("end() without begin()");
         let first = u32::try_from(self.tree.children.len()).unwrap_or(u32::MAX);
         let len = u32::try_from(self.scratch.len() - open.scratch_start).unwrap_or(u32::MAX);
+        // A copy and a truncation: `extend(drain(..))` went id by id.
         self.tree
             .children
-            .extend(self.scratch.drain(open.scratch_start..));
+            .extend_from_slice(&self.scratch[open.scratch_start..]);
+        self.scratch.truncate(open.scratch_start);
         let kind = if open.mapping {
             Kind::Mapping { first, len }
         } else {
