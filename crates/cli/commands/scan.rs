@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 use tagpin_formats::chart::TagSource;
 use tagpin_formats::{EditSite, FileKind, Finding, Status, Warning};
+use tagpin_reference::Digest;
 
 use super::{Collected, FileError, Skipped};
 use crate::settings::Settings;
@@ -99,7 +100,7 @@ impl WarningRow {
 
 impl ReferenceRow {
     pub fn new(path: &str, finding: &Finding) -> Self {
-        let reference = finding.reference.as_ref();
+        let view = RowView { path, finding };
         Self {
             path: path.to_owned(),
             line: finding.line,
@@ -107,25 +108,59 @@ impl ReferenceRow {
             kind: finding.kind,
             text: finding.text.clone(),
             status: finding.status,
-            registry: reference.map(|r| r.registry().to_owned()),
-            repository: reference.map(|r| r.repository().to_owned()),
-            // No tag and no digest means `latest`; a digest-only reference has no tag.
-            tag: reference.and_then(|r| match (r.tag(), r.digest()) {
-                (Some(tag), _) => Some(tag.to_owned()),
-                (None, None) => Some(r.tag_or_latest().to_owned()),
-                (None, Some(_)) => None,
-            }),
-            digest: reference.and_then(|r| r.digest()).map(ToString::to_string),
+            registry: view.registry().map(str::to_owned),
+            repository: view.repository().map(str::to_owned),
+            tag: view.tag().map(str::to_owned),
+            digest: view.digest().map(ToString::to_string),
             warnings: WarningRow::rows(&finding.warnings),
             tag_source: finding.tag_source,
-            unwritable: match &finding.site {
-                EditSite::Unsupported { reason }
-                    if matches!(finding.status, Status::Floating | Status::Pinned) =>
-                {
-                    Some(reason.clone())
-                }
-                _ => None,
-            },
+            unwritable: view.unwritable().map(str::to_owned),
+        }
+    }
+}
+
+/// A [`ReferenceRow`]'s fields as its finding holds them, borrowed: what a printer that
+/// writes rows itself reads, without a copy of each string per row.
+#[derive(Clone, Copy)]
+pub struct RowView<'a> {
+    pub path: &'a str,
+    pub finding: &'a Finding,
+}
+
+impl<'a> RowView<'a> {
+    pub fn registry(self) -> Option<&'a str> {
+        self.finding.reference.as_ref().map(|r| r.registry())
+    }
+
+    pub fn repository(self) -> Option<&'a str> {
+        self.finding.reference.as_ref().map(|r| r.repository())
+    }
+
+    /// No tag and no digest means `latest`; a digest-only reference has no tag.
+    pub fn tag(self) -> Option<&'a str> {
+        self.finding
+            .reference
+            .as_ref()
+            .and_then(|r| match (r.tag(), r.digest()) {
+                (Some(tag), _) => Some(tag),
+                (None, None) => Some(r.tag_or_latest()),
+                (None, Some(_)) => None,
+            })
+    }
+
+    pub fn digest(self) -> Option<&'a Digest> {
+        self.finding.reference.as_ref().and_then(|r| r.digest())
+    }
+
+    /// Why `pin` cannot write a digest here, when it cannot.
+    pub fn unwritable(self) -> Option<&'a str> {
+        match &self.finding.site {
+            EditSite::Unsupported { reason }
+                if matches!(self.finding.status, Status::Floating | Status::Pinned) =>
+            {
+                Some(reason)
+            }
+            _ => None,
         }
     }
 }
@@ -155,6 +190,12 @@ impl ScanReport {
                 .iter()
                 .map(|finding| (file.display.as_str(), finding))
         })
+    }
+
+    /// Every finding as a [`RowView`], in report order.
+    pub fn views(&self) -> impl Iterator<Item = RowView<'_>> {
+        self.findings()
+            .map(|(path, finding)| RowView { path, finding })
     }
 
     /// One row per reference, in report order.

@@ -12,16 +12,18 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::commands::scan::{ReferenceRow, ScanReport};
+#[cfg(doc)]
+use crate::commands::scan::ReferenceRow;
+use crate::commands::scan::{RowView, ScanReport, WarningRow};
 
 /// Writes `report` as `serde_json::to_writer_pretty` would.
 pub fn write(out: &mut impl Write, report: &ScanReport) -> io::Result<()> {
     out.write_all(b"{\n  \"references\": [")?;
     let mut first = true;
-    for row in report.rows() {
+    for row in report.views() {
         out.write_all(if first { b"\n    {" } else { b",\n    {" })?;
         first = false;
-        write_row(out, &row)?;
+        write_row(out, row)?;
         out.write_all(b"\n    }")?;
     }
     out.write_all(if first { b"]" } else { b"\n  ]" })?;
@@ -32,30 +34,31 @@ pub fn write(out: &mut impl Write, report: &ScanReport) -> io::Result<()> {
     out.write_all(b"\n}")
 }
 
-/// A row's fields, in [`ReferenceRow`]'s order, each on its own line at a depth of three.
-fn write_row(out: &mut impl Write, row: &ReferenceRow) -> io::Result<()> {
+/// A row's fields, in [`ReferenceRow`]'s order, each on its own line at a depth of three,
+/// read from the finding itself (making a [`ReferenceRow`] copied each string).
+fn write_row(out: &mut impl Write, row: RowView<'_>) -> io::Result<()> {
     fn key(out: &mut impl Write, name: &str, first: bool) -> io::Result<()> {
         out.write_all(if first { b"\n      \"" } else { b",\n      \"" })?;
         out.write_all(name.as_bytes())?;
         out.write_all(b"\": ")
     }
+    let finding = row.finding;
     key(out, "path", true)?;
-    write_str(out, &row.path)?;
+    write_str(out, row.path)?;
     key(out, "line", false)?;
-    write!(out, "{}", row.line)?;
+    write!(out, "{}", finding.line)?;
     key(out, "column", false)?;
-    write!(out, "{}", row.column)?;
+    write!(out, "{}", finding.column)?;
     key(out, "kind", false)?;
-    serde_json::to_writer(&mut *out, &row.kind)?;
+    serde_json::to_writer(&mut *out, &finding.kind)?;
     key(out, "text", false)?;
-    write_str(out, &row.text)?;
+    write_str(out, &finding.text)?;
     key(out, "status", false)?;
-    serde_json::to_writer(&mut *out, &row.status)?;
+    serde_json::to_writer(&mut *out, &finding.status)?;
     for (name, value) in [
-        ("registry", &row.registry),
-        ("repository", &row.repository),
-        ("tag", &row.tag),
-        ("digest", &row.digest),
+        ("registry", row.registry()),
+        ("repository", row.repository()),
+        ("tag", row.tag()),
     ] {
         key(out, name, false)?;
         match value {
@@ -63,18 +66,24 @@ fn write_row(out: &mut impl Write, row: &ReferenceRow) -> io::Result<()> {
             None => out.write_all(b"null")?,
         }
     }
+    key(out, "digest", false)?;
+    match row.digest() {
+        // An algorithm and hex digits: nothing to escape.
+        Some(digest) => write!(out, "\"{digest}\"")?,
+        None => out.write_all(b"null")?,
+    }
     key(out, "warnings", false)?;
-    if row.warnings.is_empty() {
+    if finding.warnings.is_empty() {
         // Most rows: no pretty print (and its buffer) for `[]`.
         out.write_all(b"[]")?;
     } else {
-        write_pretty(out, &row.warnings, 6)?;
+        write_pretty(out, &WarningRow::rows(&finding.warnings), 6)?;
     }
-    if let Some(source) = &row.tag_source {
+    if let Some(source) = &finding.tag_source {
         key(out, "tag_source", false)?;
         serde_json::to_writer(&mut *out, source)?;
     }
-    if let Some(reason) = &row.unwritable {
+    if let Some(reason) = row.unwritable() {
         key(out, "unwritable", false)?;
         write_str(out, reason)?;
     }
@@ -83,8 +92,15 @@ fn write_row(out: &mut impl Write, row: &ReferenceRow) -> io::Result<()> {
 
 /// A JSON string: as written when nothing in it needs escaping, else by `serde_json`.
 fn write_str(out: &mut impl Write, value: &str) -> io::Result<()> {
-    let plain = value.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\');
-    if plain {
+    // A fold without an early exit, so the compiler vectorises it.
+    #[expect(
+        clippy::needless_bitwise_bool,
+        reason = "branch-free, so it vectorises"
+    )]
+    let escaped = value.bytes().fold(false, |escaped, b| {
+        escaped | (b < 0x20) | (b == b'"') | (b == b'\\')
+    });
+    if !escaped {
         out.write_all(b"\"")?;
         out.write_all(value.as_bytes())?;
         out.write_all(b"\"")
