@@ -129,11 +129,17 @@ pub struct RowView<'a> {
 
 impl<'a> RowView<'a> {
     pub fn registry(self) -> Option<&'a str> {
-        self.finding.reference.as_ref().map(|r| r.registry())
+        self.finding
+            .reference
+            .as_ref()
+            .map(tagpin_reference::ImageReference::registry)
     }
 
     pub fn repository(self) -> Option<&'a str> {
-        self.finding.reference.as_ref().map(|r| r.repository())
+        self.finding
+            .reference
+            .as_ref()
+            .map(tagpin_reference::ImageReference::repository)
     }
 
     /// No tag and no digest means `latest`; a digest-only reference has no tag.

@@ -100,12 +100,12 @@ fn write_str(out: &mut impl Write, value: &str) -> io::Result<()> {
     let escaped = value.bytes().fold(false, |escaped, b| {
         escaped | (b < 0x20) | (b == b'"') | (b == b'\\')
     });
-    if !escaped {
+    if escaped {
+        serde_json::to_writer(&mut *out, value).map_err(io::Error::from)
+    } else {
         out.write_all(b"\"")?;
         out.write_all(value.as_bytes())?;
         out.write_all(b"\"")
-    } else {
-        serde_json::to_writer(&mut *out, value).map_err(io::Error::from)
     }
 }
 
