@@ -38,7 +38,10 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
     let mut stages: Vec<String> = Vec::new();
     let mut directives = true;
     let mut previous_comment_ignores = false;
-    let mut instructions: Vec<Instruction<'_>> = Vec::new();
+    // Every instruction's words in one list (an instruction holds its range): a list per
+    // instruction grew a few times for each.
+    let mut words: Vec<Word<'_>> = Vec::new();
+    let mut ranges: Vec<(std::ops::Range<usize>, bool)> = Vec::new();
     let mut heredocs: Vec<(String, bool)> = Vec::new();
 
     while pos < len {
@@ -90,7 +93,7 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
             continue;
         }
         // One logical instruction: collect its words over continuation lines.
-        let mut words = Vec::new();
+        let first_word = words.len();
         let mut line_start = pos;
         let mut line = line;
         let mut next_pos = next;
@@ -117,10 +120,17 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
             next_pos = n;
         }
         let ignore = std::mem::take(&mut previous_comment_ignores);
-        collect_heredocs(&words, &mut heredocs);
-        instructions.push(Instruction { words, ignore });
+        collect_heredocs(&words[first_word..], &mut heredocs);
+        ranges.push((first_word..words.len(), ignore));
         pos = next_pos;
     }
+    let instructions: Vec<Instruction<'_, '_>> = ranges
+        .into_iter()
+        .map(|(range, ignore)| Instruction {
+            words: &words[range],
+            ignore,
+        })
+        .collect();
     let mut args = args::Args::new(text, &instructions);
     for instruction in &instructions {
         self::instruction(sink, instruction, &mut stages, &mut args);
@@ -130,8 +140,8 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
 
 /// One logical instruction (continuation lines joined) and whether a `# tagpin:ignore` comment
 /// line stands just above it.
-struct Instruction<'a> {
-    words: Vec<Word<'a>>,
+struct Instruction<'w, 'a> {
+    words: &'w [Word<'a>],
     ignore: bool,
 }
 
@@ -168,11 +178,11 @@ fn split_words<'a>(body: &'a str, offset: usize, words: &mut Vec<Word<'a>>) {
 
 fn instruction<'a>(
     sink: &mut Sink<'_>,
-    instruction: &Instruction<'a>,
+    instruction: &Instruction<'_, 'a>,
     stages: &mut Vec<String>,
     scope: &mut args::Args<'a>,
 ) {
-    let (words, ignore) = (&instruction.words, instruction.ignore);
+    let (words, ignore) = (instruction.words, instruction.ignore);
     let Some(first) = words.first() else {
         return;
     };

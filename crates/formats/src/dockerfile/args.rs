@@ -142,10 +142,10 @@ fn parts(word: &str) -> Option<Vec<Part<'_>>> {
 }
 
 impl<'a> Args<'a> {
-    pub(super) fn new(text: &'a str, instructions: &[Instruction<'a>]) -> Self {
+    pub(super) fn new(text: &'a str, instructions: &[Instruction<'_, 'a>]) -> Self {
         let mut env = HashSet::new();
         for instruction in instructions {
-            let words = &instruction.words;
+            let words = instruction.words;
             if words
                 .first()
                 .is_some_and(|w| w.text.eq_ignore_ascii_case("env"))
