@@ -279,6 +279,20 @@ impl Builder {
         })
     }
 
+    /// A plain scalar, neither anchored nor tagged.
+    #[inline]
+    pub(crate) fn plain(&mut self, span: Span) -> NodeId {
+        self.push(Node {
+            kind: Kind::Scalar {
+                style: Style::Plain,
+                decoded: None,
+            },
+            span,
+            anchored: false,
+            tag: None,
+        })
+    }
+
     /// An empty plain scalar (a missing value) at `at`.
     pub(crate) fn null(&mut self, at: usize, anchored: bool, tag: Option<u32>) -> NodeId {
         self.scalar(Span::new(at..at), Style::Plain, None, anchored, tag)

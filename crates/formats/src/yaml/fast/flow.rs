@@ -5,7 +5,7 @@
 
 use super::scalar::{self, plain_start, skip_spaces};
 use super::{Bail, MAX_KEY_LEN, Reader};
-use crate::yaml::tree::{Span, Style};
+use crate::yaml::tree::Span;
 
 /// Reads the flow collection opening at `at`, which must close before `end`; returns the
 /// offset after its closing bracket.
@@ -37,7 +37,8 @@ fn entries(
     at: usize,
     end: usize,
     close: u8,
-    entry: fn(&mut Reader<'_>, usize, usize) -> Result<usize, Bail>,
+    // A type per entry reader (not a `fn` pointer), so each is inlined into its loop.
+    entry: impl Fn(&mut Reader<'_>, usize, usize) -> Result<usize, Bail>,
 ) -> Result<usize, Bail> {
     let s = reader.s;
     let mut p = skip_spaces(s, at + 1, end);
@@ -58,7 +59,7 @@ fn entries(
 }
 
 fn sequence_entry(reader: &mut Reader<'_>, at: usize, end: usize) -> Result<usize, Bail> {
-    let after = node(reader, at, end, false)?;
+    let after = node(reader, at, end)?;
     let p = skip_spaces(reader.s, after, end);
     if p < end && reader.s[p] == b':' {
         // `[a: b]`, a single-pair mapping.
@@ -70,7 +71,12 @@ fn sequence_entry(reader: &mut Reader<'_>, at: usize, end: usize) -> Result<usiz
 fn mapping_entry(reader: &mut Reader<'_>, at: usize, end: usize) -> Result<usize, Bail> {
     let s = reader.s;
     let quoted_key = matches!(s[at], b'"' | b'\'');
-    let key_end = node(reader, at, end, true)?;
+    let key_end = if quoted_key {
+        quoted(reader, at, end)?
+    } else {
+        // A collection is no key here: `plain` refuses its bracket.
+        plain(reader, at, end)?
+    };
     if key_end - at > MAX_KEY_LEN {
         return Err(Bail);
     }
@@ -88,38 +94,43 @@ fn mapping_entry(reader: &mut Reader<'_>, at: usize, end: usize) -> Result<usize
     if value >= end || matches!(s[value], b',' | b'}') {
         return Err(Bail);
     }
-    node(reader, value, end, false)
+    node(reader, value, end)
 }
 
-/// A node in flow context at `at`: a nested collection (not as a key), a quoted or a plain
+/// A node in flow context at `at` (not a key): a nested collection, a quoted or a plain
 /// scalar. Returns the offset after it.
-fn node(reader: &mut Reader<'_>, at: usize, end: usize, key: bool) -> Result<usize, Bail> {
-    let s = reader.s;
-    match s[at] {
-        b'[' | b'{' if !key => read(reader, at, end, None),
-        b'"' | b'\'' => {
-            let quoted = scalar::quoted(reader.text, at, end)?;
-            let close = quoted.span.end as usize;
-            reader
-                .b
-                .scalar(quoted.span, quoted.style, quoted.decoded, false, None);
-            Ok(close + 1)
-        }
-        _ => {
-            if !plain_start(s, at, end, true) {
-                return Err(Bail);
-            }
-            let stop = plain_end(s, at, end)?;
-            let mut trimmed = stop;
-            while trimmed > at && s[trimmed - 1] == b' ' {
-                trimmed -= 1;
-            }
-            reader
-                .b
-                .scalar(Span::new(at..trimmed), Style::Plain, None, false, None);
-            Ok(stop)
-        }
+#[inline]
+fn node(reader: &mut Reader<'_>, at: usize, end: usize) -> Result<usize, Bail> {
+    match reader.s[at] {
+        b'[' | b'{' => read(reader, at, end, None),
+        b'"' | b'\'' => quoted(reader, at, end),
+        // Most nodes of a flow collection: read here, without a call.
+        _ => plain(reader, at, end),
     }
+}
+
+fn quoted(reader: &mut Reader<'_>, at: usize, end: usize) -> Result<usize, Bail> {
+    let quoted = scalar::quoted(reader.text, at, end)?;
+    let close = quoted.span.end as usize;
+    reader
+        .b
+        .scalar(quoted.span, quoted.style, quoted.decoded, false, None);
+    Ok(close + 1)
+}
+
+#[inline]
+fn plain(reader: &mut Reader<'_>, at: usize, end: usize) -> Result<usize, Bail> {
+    let s = reader.s;
+    if !plain_start(s, at, end, true) {
+        return Err(Bail);
+    }
+    let stop = plain_end(s, at, end)?;
+    let mut trimmed = stop;
+    while trimmed > at && s[trimmed - 1] == b' ' {
+        trimmed -= 1;
+    }
+    reader.b.plain(Span::new(at..trimmed));
+    Ok(stop)
 }
 
 /// The bytes [`plain_end`] stops at.

@@ -28,6 +28,7 @@ pub(super) fn is_dash(s: &[u8], at: usize, end: usize) -> bool {
 
 /// Whether a plain scalar may start at `at` (ns-plain-first): not an indicator, unless it is
 /// `-`, `?` or `:` followed by a character that is safe in the context.
+#[inline]
 pub(super) fn plain_start(s: &[u8], at: usize, end: usize, flow: bool) -> bool {
     match s[at] {
         b'-' | b'?' | b':' => at + 1 < end && is_plain_safe(s[at + 1], flow),
