@@ -51,11 +51,48 @@ pub enum Contents<'a> {
     Empty,
 }
 
+/// Which file a path is on disk: its device and inode (links followed), to tell a file
+/// reached by two paths. Elsewhere than on unix, a hash of its canonical path.
+#[cfg(unix)]
+pub type Identity = (u64, u64);
+#[cfg(not(unix))]
+pub type Identity = u64;
+
+/// The identity of the open `file`: asked of the file itself, which spares the kernel a
+/// lookup of its path. `None` elsewhere than on unix, where the path tells it.
+pub fn identity_of(file: &std::fs::File) -> Option<Identity> {
+    identity_from(&file.metadata().ok()?)
+}
+
+#[cfg(unix)]
+#[expect(
+    clippy::unnecessary_wraps,
+    reason = "the same signature as elsewhere, where it is None"
+)]
+fn identity_from(metadata: &std::fs::Metadata) -> Option<Identity> {
+    use std::os::unix::fs::MetadataExt as _;
+    Some((metadata.dev(), metadata.ino()))
+}
+
+#[cfg(not(unix))]
+fn identity_from(_metadata: &std::fs::Metadata) -> Option<Identity> {
+    None
+}
+
 /// Reads the file at `path` as UTF-8 text into `buffer`, which is cleared first. Reusing one
 /// buffer per thread spares an allocation, and the page faults that come with it, per file.
 pub fn read<'a>(path: &Path, buffer: &'a mut Vec<u8>) -> Result<Contents<'a>, ReadError> {
+    read_identified(path, buffer).map(|(contents, _)| contents)
+}
+
+/// [`read`], and which file was read (see [`identity_of`]).
+pub fn read_identified<'a>(
+    path: &Path,
+    buffer: &'a mut Vec<u8>,
+) -> Result<(Contents<'a>, Option<Identity>), ReadError> {
     buffer.clear();
     let file = std::fs::File::open(path).map_err(ReadError::Io)?;
+    let identity = identity_of(&file);
     // The size a file claims can be wrong (files in /proc say 0): read at most one byte past
     // the limit to tell "at the limit" from "over it".
     file.take(MAX_FILE_SIZE + 1)
@@ -69,7 +106,25 @@ pub fn read<'a>(path: &Path, buffer: &'a mut Vec<u8>) -> Result<Contents<'a>, Re
         buffer.shrink_to(1024 * 1024);
         return Err(ReadError::TooLarge { size });
     }
-    decode(buffer)
+    decode(buffer).map(|contents| (contents, identity))
+}
+
+/// The whole text of the file at `path`, and which file it is (see [`identity_of`]).
+pub fn read_to_string_identified(path: &Path) -> std::io::Result<(String, Option<Identity>)> {
+    let file = std::fs::File::open(path)?;
+    let metadata = file.metadata()?;
+    // The size asked once, for the identity and the buffer (`File::read_to_string` would
+    // ask the system again).
+    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+    file.take(u64::MAX).read_to_end(&mut bytes)?;
+    // What `std::fs::read_to_string` says of such a file.
+    let text = String::from_utf8(bytes).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })?;
+    Ok((text, identity_from(&metadata)))
 }
 
 /// Whether [`read`] gives a file holding `text` to scan (a `str` is UTF-8 already): not
@@ -164,5 +219,39 @@ mod tests {
         let error = read(Path::new("/nonexistent/x.yaml"), &mut Vec::new()).unwrap_err();
         assert!(matches!(error, ReadError::Io(_)));
         assert!(error.to_string().starts_with("cannot read: "), "{error}");
+    }
+
+    /// A reading tells which file it read as a lookup of the path does, links followed: two
+    /// paths to one file are one file, two files are two.
+    #[cfg(unix)]
+    #[test]
+    fn a_reading_identifies_the_file_as_its_path_does() {
+        use std::os::unix::fs::MetadataExt as _;
+        let by_path = |path: &Path| {
+            let metadata = std::fs::metadata(path).unwrap();
+            Some((metadata.dev(), metadata.ino()))
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let (file, other, link) = (
+            dir.path().join("a.yaml"),
+            dir.path().join("b.yaml"),
+            dir.path().join("link.yaml"),
+        );
+        std::fs::write(&file, "image: nginx\n").unwrap();
+        std::fs::write(&other, "image: nginx\n").unwrap();
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        let mut buffer = Vec::new();
+        for path in [&file, &other, &link] {
+            let (_, identity) = read_identified(path, &mut buffer).unwrap();
+            assert_eq!(identity, by_path(path), "{path:?}");
+            let (text, identity) = read_to_string_identified(path).unwrap();
+            assert_eq!((text.as_str(), identity), ("image: nginx\n", by_path(path)));
+        }
+        assert_eq!(by_path(&file), by_path(&link));
+        assert_ne!(by_path(&file), by_path(&other));
+        std::fs::write(&other, b"image: \xff\n").unwrap();
+        let error = read_to_string_identified(&other).unwrap_err();
+        let std_error = std::fs::read_to_string(&other).unwrap_err();
+        assert_eq!(error.to_string(), std_error.to_string());
     }
 }

@@ -55,6 +55,8 @@ pub struct TemplateScan {
     pub findings: Vec<Finding>,
     /// The fingerprint of the text, when the store keeps them and there are findings.
     pub fingerprint: Option<Box<Fingerprint>>,
+    /// Which file was read, when the reading knew it.
+    pub identity: Option<read::Identity>,
 }
 
 impl TemplateScans {
@@ -68,7 +70,7 @@ impl TemplateScans {
 
     /// Scans the template at `path` (absolute), whose text the chart reading has read, unless
     /// the walker has visited it or it was scanned already.
-    pub fn offer(&self, path: &Path, text: &str) {
+    pub fn offer(&self, path: &Path, text: &str, identity: Option<read::Identity>) {
         if !Self::takes(path, text) || self.lock().contains_key(path.as_os_str()) {
             return;
         }
@@ -82,6 +84,7 @@ impl TemplateScans {
             .or_insert(Entry::Scanned(TemplateScan {
                 findings,
                 fingerprint,
+                identity,
             }));
     }
 
@@ -122,7 +125,7 @@ mod tests {
     fn the_walker_takes_a_scan_once() {
         let scans = TemplateScans::new(true);
         let path = Path::new("/repo/chart/templates/deployment.yaml");
-        scans.offer(path, TEMPLATE);
+        scans.offer(path, TEMPLATE, None);
         let scan = scans.take(path).expect("scanned");
         let expected = tagpin_formats::scan(path, FileKind::HelmTemplate, TEMPLATE).unwrap();
         assert_eq!(scan.findings, expected);
@@ -132,7 +135,7 @@ mod tests {
         );
         assert!(scans.take(path).is_none(), "taken once");
         // A later chart reading of the same chart scans nothing for no one.
-        scans.offer(path, TEMPLATE);
+        scans.offer(path, TEMPLATE, None);
         assert!(scans.take(path).is_none());
     }
 
@@ -147,11 +150,11 @@ mod tests {
             (template, ""),
             (template, "image: a\0b\n"),
         ] {
-            scans.offer(path, text);
+            scans.offer(path, text, None);
             assert!(scans.take(path).is_none(), "{path:?} {text:?}");
         }
         let other = Path::new("/repo/chart/templates/job.yaml");
-        scans.offer(other, TEMPLATE);
+        scans.offer(other, TEMPLATE, None);
         let scan = scans.take(other).expect("scanned");
         assert!(!scan.findings.is_empty());
         assert_eq!(scan.fingerprint, None, "no fingerprints asked for");

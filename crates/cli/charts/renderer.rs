@@ -240,9 +240,9 @@ fn collect_templates(
             if is_dir {
                 stack.push((path, format!("{source}/{file_name}")));
             } else if file_name != "NOTES.txt" {
-                let text = std::fs::read_to_string(&path)
+                let (text, identity) = crate::read::read_to_string_identified(&path)
                     .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
-                scans.offer(&path, &text);
+                scans.offer(&path, &text, identity);
                 templates.push(Template {
                     source: format!("{source}/{file_name}"),
                     text,

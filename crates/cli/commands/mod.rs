@@ -121,8 +121,11 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
         if let Outcome::Scanned(file, _) = &mut outcome
             && (!file.findings.is_empty() || file.chart_values)
         {
-            // Asked before taking the lock: the other threads need not wait for it.
-            file.identity = identity(&file.path);
+            // Asked before taking the lock: the other threads need not wait for it. Most files
+            // know it from their reading.
+            if file.identity.is_none() {
+                file.identity = identity(&file.path);
+            }
             // A scanner's vector grows in steps; a tree of small files would keep the slack
             // of each.
             file.findings.shrink_to_fit();
@@ -169,11 +172,7 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
     collected
 }
 
-/// Which file a path is on disk.
-#[cfg(unix)]
-type Identity = (u64, u64);
-#[cfg(not(unix))]
-type Identity = u64;
+use crate::read::Identity;
 
 /// Which file `path` is on disk, links followed: its device and inode.
 #[cfg(unix)]
@@ -246,7 +245,7 @@ fn scanned_already(candidate: Candidate, scanning: &Scanning<'_>) -> Result<Outc
             display: candidate.display,
             findings,
             fingerprint: scan.fingerprint,
-            identity: None,
+            identity: scan.identity,
             chart_values: false,
         },
         Vec::new(),
@@ -262,9 +261,9 @@ fn scan_file_with(candidate: Candidate, scanning: &Scanning<'_>, buffer: &mut Ve
         kind,
         patterns,
     } = candidate;
-    let text = match read::read(&path, buffer) {
-        Ok(Contents::Text(text)) => text,
-        Ok(Contents::Empty) => {
+    let (text, identity) = match read::read_identified(&path, buffer) {
+        Ok((Contents::Text(text), identity)) => (text, identity),
+        Ok((Contents::Empty, _)) => {
             return Outcome::Skipped(Skipped {
                 path: display,
                 reason: "empty file".to_owned(),
@@ -310,7 +309,7 @@ fn scan_file_with(candidate: Candidate, scanning: &Scanning<'_>, buffer: &mut Ve
                 display,
                 findings,
                 fingerprint,
-                identity: None,
+                identity,
                 chart_values,
             };
             // Decided here, with the text at hand: a values file is kept (as `collect` keeps
@@ -431,7 +430,7 @@ mod tests {
             },
         };
         let template = candidate(dir, "templates/deployment.yaml");
-        templates.offer(&template.absolute, scanned);
+        templates.offer(&template.absolute, scanned, None);
         let texts = |outcome: Outcome| match outcome {
             Outcome::Scanned(file, _) => {
                 let texts: Vec<String> = file.findings.iter().map(|f| f.text.clone()).collect();
