@@ -19,7 +19,6 @@ mod kustomize;
 pub(crate) mod walk;
 mod workflow;
 
-use std::collections::HashMap;
 use std::ops::Range;
 use std::path::Path;
 
@@ -29,7 +28,7 @@ use crate::yaml::tree::{NodeId, Style};
 use crate::{EditSite, Error, FileKind, Status};
 pub(crate) use kubernetes::is_image_key;
 pub(crate) use walk::{At, Doc, Entry, ScalarAt, Seg};
-use walk::{Limit, Use, Visitor, Words};
+use walk::{Limit, Use, Uses, Visitor, Words};
 
 /// The rules of one file kind.
 pub(crate) trait Rules {
@@ -269,7 +268,7 @@ fn finish(
     doc: Doc<'_>,
     rules: &dyn Rules,
     candidates: Vec<Candidate>,
-    uses: &HashMap<NodeId, Vec<Use<'_>>>,
+    uses: &Uses<'_>,
 ) {
     let mut candidates = candidates;
     // Stable: a span's first candidate (in walk order) stays first in its group.
@@ -292,7 +291,7 @@ fn merge(
     doc: Doc<'_>,
     rules: &dyn Rules,
     group: Vec<Candidate>,
-    uses: &HashMap<NodeId, Vec<Use<'_>>>,
+    uses: &Uses<'_>,
 ) -> Found {
     let base = group
         .iter()
@@ -342,13 +341,11 @@ fn merge(
     let editable = !matches!(found.site, EditSite::Unsupported { .. });
     if let (true, Some(node)) = (editable, target_node) {
         let other_use = uses
-            .get(&node)
-            .into_iter()
-            .flatten()
-            .find(|u| !chains.contains(&u.chain) && !rules.inert(&u.path));
+            .of(node)
+            .find(|u| !chains.contains(&u.chain) && !rules.inert(uses.path(u)));
         if let Some(other) = other_use {
             found.site = EditSite::Unsupported {
-                reason: shared_anchor_reason(sink, doc, node, other, &chains),
+                reason: shared_anchor_reason(sink, doc, node, (other, uses.path(other)), &chains),
             };
         }
     }
@@ -360,7 +357,7 @@ fn shared_anchor_reason(
     sink: &mut Sink<'_>,
     doc: Doc<'_>,
     node: NodeId,
-    other: &Use<'_>,
+    (other, other_path): (&Use, &[Seg<'_>]),
     image_chains: &[walk::Chain],
 ) -> String {
     let alias = other
@@ -381,7 +378,7 @@ fn shared_anchor_reason(
     format!(
         "anchor `&{name}` is also used at {} (line {line}), which is not an image; rewriting it \
          would change that value too",
-        walk::display_path(&other.path)
+        walk::display_path(other_path)
     )
 }
 

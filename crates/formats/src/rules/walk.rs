@@ -2,7 +2,7 @@
 //! keys (`<<: *base`) folded into the mapping that holds them, and every place a node is used
 //! remembered, so an edit to an anchored scalar can be checked against all of its uses.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::rc::Rc;
 
 use crate::yaml::tree::{Kind, MAX_DEPTH, NodeId, Span, Style, Tree};
@@ -219,11 +219,52 @@ pub(crate) trait Visitor<'t> {
     );
 }
 
-/// A place where a shared node is used: the chain that reached it and the path there.
+/// A place where a shared node is used: the chain that reached it and (in [`Uses`]) the path
+/// there.
 #[derive(Clone, Debug)]
-pub(crate) struct Use<'t> {
+pub(crate) struct Use {
     pub(crate) chain: Chain,
-    pub(crate) path: Vec<Seg<'t>>,
+    /// Where its path is in [`Uses::segs`].
+    path: std::ops::Range<usize>,
+}
+
+/// Every use of each scalar in an aliased node, as a walk found them: flat lists, not a map of
+/// lists of paths. A file of many anchors has a use per alias of each, and allocating (then
+/// freeing) a list and a path per use was most of its reading.
+#[derive(Debug, Default)]
+pub(crate) struct Uses<'t> {
+    /// By node, then in walk order (sorted when the walk ends).
+    uses: Vec<(NodeId, Use)>,
+    /// The paths of all uses, one after another.
+    segs: Vec<Seg<'t>>,
+}
+
+impl<'t> Uses<'t> {
+    fn push(&mut self, node: NodeId, chain: Chain, path: &[Seg<'t>]) {
+        let start = self.segs.len();
+        self.segs.extend_from_slice(path);
+        self.uses.push((
+            node,
+            Use {
+                chain,
+                path: start..self.segs.len(),
+            },
+        ));
+    }
+
+    /// The uses of `node`, in walk order.
+    pub(crate) fn of(&self, node: NodeId) -> impl Iterator<Item = &Use> {
+        let first = self.uses.partition_point(|(n, _)| *n < node);
+        self.uses[first..]
+            .iter()
+            .take_while(move |(n, _)| *n == node)
+            .map(|(_, u)| u)
+    }
+
+    /// The path where `use_` is.
+    pub(crate) fn path(&self, use_: &Use) -> &[Seg<'t>] {
+        &self.segs[use_.path.clone()]
+    }
 }
 
 /// Test builds can make the walk visit every collection, to check that passing over those
@@ -327,7 +368,7 @@ pub(crate) fn walk<'t>(
     root: NodeId,
     aliased: &HashSet<NodeId>,
     visitor: &mut dyn Visitor<'t>,
-) -> Result<HashMap<NodeId, Vec<Use<'t>>>, Limit> {
+) -> Result<Uses<'t>, Limit> {
     let budget = doc
         .tree
         .nodes
@@ -347,7 +388,7 @@ pub(crate) fn walk<'t>(
         budget,
         aliased,
         shared_depth: 0,
-        uses: HashMap::new(),
+        uses: Uses::default(),
         path: Vec::new(),
         pool: Vec::new(),
     };
@@ -356,7 +397,10 @@ pub(crate) fn walk<'t>(
         Limit::Expansion(_) => Limit::Expansion(budget),
         depth @ Limit::Depth(_) => depth,
     })?;
-    Ok(walker.uses)
+    let mut uses = walker.uses;
+    // Stable: each node's uses stay in walk order.
+    uses.uses.sort_by_key(|(node, _)| *node);
+    Ok(uses)
 }
 
 struct Walker<'t, 'v> {
@@ -368,7 +412,7 @@ struct Walker<'t, 'v> {
     aliased: &'v HashSet<NodeId>,
     /// How many aliased nodes enclose the current one.
     shared_depth: usize,
-    uses: HashMap<NodeId, Vec<Use<'t>>>,
+    uses: Uses<'t>,
     path: Vec<Seg<'t>>,
     /// Entry buffers, one per open mapping, reused.
     pool: Vec<Vec<Entry<'t>>>,
@@ -404,10 +448,7 @@ impl Walker<'_, '_> {
         match self.doc.tree.node(at.node).kind {
             Kind::Scalar { .. } => {
                 if self.shared_depth > 0 {
-                    self.uses.entry(at.node).or_default().push(Use {
-                        chain: at.chain.clone(),
-                        path: self.path.clone(),
-                    });
+                    self.uses.push(at.node, at.chain.clone(), &self.path);
                 }
             }
             Kind::Sequence { .. } => {
