@@ -1047,9 +1047,16 @@ fn assigns(action: &str) -> bool {
     rest.starts_with(":=") || rest.starts_with('=') && !rest.starts_with("==")
 }
 
+/// Where each `.Values` starts in `bytes`, in order. Found by its `V`, which a template
+/// holds little elsewhere: a `memmem` search per read (a template has one on most lines) cost
+/// a searcher's start each time, a `memchr` far less.
+fn values_starts(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    memchr::memchr_iter(b'V', bytes)
+        .filter(move |&v| v > 0 && bytes[v - 1] == b'.' && bytes[v..].starts_with(b"Values"))
+        .map(|v| v - 1)
+}
+
 /// Searchers built once: the reading searches every action of every template for these.
-static VALUES: std::sync::LazyLock<memmem::Finder<'static>> =
-    std::sync::LazyLock::new(|| memmem::Finder::new(".Values"));
 static OPEN: std::sync::LazyLock<memmem::Finder<'static>> =
     std::sync::LazyLock::new(|| memmem::Finder::new("{{"));
 static CLOSE: std::sync::LazyLock<memmem::Finder<'static>> =
@@ -1226,7 +1233,7 @@ fn values_occurrences(text: &str) -> impl Iterator<Item = (usize, &str, bool)> {
     // Every template of every chart is searched for each values file: by bytes, not chars
     // (`.Values` and the keys after it are ASCII; what ends them is any other byte).
     let bytes = text.as_bytes();
-    VALUES.find_iter(bytes).filter_map(move |at| {
+    values_starts(bytes).filter_map(move |at| {
         let start = at + ".Values".len();
         if bytes.get(start).is_some_and(|&b| is_word(b)) {
             return None;
@@ -1340,7 +1347,7 @@ impl<'p> Related<'p> {
     /// Whether `text` reads a value a candidate is related to.
     fn read_in(&self, text: &str) -> bool {
         let bytes = text.as_bytes();
-        VALUES.find_iter(bytes).any(|at| {
+        values_starts(bytes).any(|at| {
             let start = at + ".Values".len();
             if bytes.get(start).is_some_and(|&b| is_word(b)) {
                 // `.Valuesx`: another word, no read.
@@ -1411,6 +1418,27 @@ mod tests {
             (".a-b", false),
         ] {
             assert_eq!(related.read(dotted), expected, "{dotted:?}");
+        }
+    }
+
+    #[test]
+    fn every_values_read_starts_where_a_search_for_it_finds_it() {
+        for text in [
+            "",
+            "Values",
+            ".Values",
+            "V.Values",
+            ".Values.Values",
+            "..Values.x .Value .Valuesx $.Values",
+            "{{ .Values.a }}\n{{- if .Values.b.enabled }}VV.V.Val",
+            "caf\u{e9} .Values \u{e9}.Values",
+        ] {
+            let searched: Vec<usize> = memmem::find_iter(text.as_bytes(), ".Values").collect();
+            assert_eq!(
+                values_starts(text.as_bytes()).collect::<Vec<_>>(),
+                searched,
+                "{text:?}"
+            );
         }
     }
 
