@@ -31,19 +31,21 @@ pub(crate) fn mask(text: &str) -> String {
 }
 
 fn mask_with(text: &str, filler: u8) -> String {
-    // Built once: a template has dozens of actions, and each is looked for from the last.
-    static OPEN: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("{{"));
     let src = text.as_bytes();
     let mut out = src.to_vec();
     let mut any = false;
     let mut p = 0;
-    while let Some(i) = OPEN.find(&src[p..]) {
-        let start = p + i;
+    while let Some(start) = open_at(src, p) {
         let end = action_end(src, start + 2);
-        for b in &mut out[start..end] {
-            if *b != b'\n' && *b != b'\r' {
-                *b = MARK;
+        let action = &mut out[start..end];
+        if memchr::memchr2(b'\n', b'\r', action).is_none() {
+            // Most actions: on one line, filled whole.
+            action.fill(MARK);
+        } else {
+            for b in action {
+                if *b != b'\n' && *b != b'\r' {
+                    *b = MARK;
+                }
             }
         }
         any = true;
@@ -66,16 +68,30 @@ fn mask_with(text: &str, filler: u8) -> String {
             line_start
         };
         let line = &mut out[from..line_end.max(from)];
-        let blank =
-            line.contains(&MARK) && line.iter().all(|&b| b.is_ascii_whitespace() || b == MARK);
-        for b in line.iter_mut() {
+        // The line holds a mark (the one found), and none before it.
+        let blank = line.iter().all(|&b| b.is_ascii_whitespace() || b == MARK);
+        let replacement = if blank { b' ' } else { filler };
+        for b in &mut line[mark.max(from) - from..] {
             if *b == MARK {
-                *b = if blank { b' ' } else { filler };
+                *b = replacement;
             }
         }
     }
     // Only ASCII bytes replaced whole actions that start and end at ASCII braces.
     String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
+}
+
+/// Where the first `{{` at or after `from` starts. By its first `{` (`memchr`): a template has
+/// dozens of actions, and a substring search per action cost a searcher's start each time.
+fn open_at(src: &[u8], from: usize) -> Option<usize> {
+    let mut p = from;
+    loop {
+        let brace = p + memchr::memchr(b'{', src.get(p..)?)?;
+        if src.get(brace + 1) == Some(&b'{') {
+            return Some(brace);
+        }
+        p = brace + 1;
+    }
 }
 
 /// The offset just past the `}}` closing the action whose `{{` is at `start`.
@@ -180,6 +196,27 @@ fn quoted_literal_end(s: &[u8], at: usize, quote: u8) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_action_opens_where_a_search_for_its_braces_finds_it() {
+        for text in [
+            "",
+            "{",
+            "{{",
+            "{{{",
+            "x{{",
+            "{x{{ }}",
+            "a { b } {{- c }}",
+            "}}{{",
+            "\u{e9}{{",
+        ] {
+            let bytes = text.as_bytes();
+            for from in 0..=bytes.len() {
+                let searched = memchr::memmem::find(&bytes[from..], b"{{").map(|i| from + i);
+                assert_eq!(open_at(bytes, from), searched, "{text:?} from {from}");
+            }
+        }
+    }
 
     #[test]
     fn masks_to_the_same_length() {
