@@ -36,7 +36,11 @@ pub(super) fn render_and_decide(
     };
     let sentinels = source_renderer.sentinels(&mut images)?;
     let (renderings, blocked, (original, again)) = source_renderer.rest(&images, sentinels)?;
-    let app_version = app_version(chart);
+    // The static reading read `Chart.yaml` already.
+    let app_version = match &renderer {
+        Renderer::Static(read) => read.app_version().map(str::to_owned),
+        Renderer::Helm(..) => app_version(chart),
+    };
     let mut decisions = chart::decide(&images, &renderings, app_version.as_deref());
     if let Some(staged) = staged.filter(|staged| !staged.dropped.is_empty()) {
         leave_global(&images, &mut decisions, &staged.dropped);

@@ -101,13 +101,20 @@ fn read_meta(dir: &Path) -> Option<Value> {
 /// The `Chart.yaml` of the chart at `dir` (an empty one is an empty map), or why it cannot be
 /// read.
 pub(super) fn chart_yaml(dir: &Path) -> Result<Value, String> {
+    chart_yaml_and_text(dir).map(|(meta, _)| meta)
+}
+
+/// [`chart_yaml`], and the file's text (for what else is read from it).
+pub(super) fn chart_yaml_and_text(dir: &Path) -> Result<(Value, String), String> {
     let path = dir.join("Chart.yaml");
     let text = std::fs::read_to_string(&path)
         .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
     if text.trim().is_empty() {
-        return Ok(Value::Object(serde_json::Map::new()));
+        return Ok((Value::Object(serde_json::Map::new()), text));
     }
-    yaml_serde::from_str(&text).map_err(|error| format!("cannot read {}: {error}", path.display()))
+    let meta = yaml_serde::from_str(&text)
+        .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+    Ok((meta, text))
 }
 
 /// The repository root above `chart`: the nearest directory with a `.git`.

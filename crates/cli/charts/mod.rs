@@ -387,7 +387,11 @@ fn chart_root(path: &Path) -> Option<PathBuf> {
 
 /// The chart's `appVersion`, read from the top-level key of its `Chart.yaml`.
 fn app_version(chart: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(chart.join("Chart.yaml")).ok()?;
+    app_version_in(&std::fs::read_to_string(chart.join("Chart.yaml")).ok()?)
+}
+
+/// The `appVersion` of a chart whose `Chart.yaml` holds `text`.
+fn app_version_in(text: &str) -> Option<String> {
     let line = text
         .lines()
         .find_map(|line| line.strip_prefix("appVersion:"))?;
@@ -439,5 +443,18 @@ mod tests {
         assert_eq!(chart_root(&dir.path().join("values.yaml")), None);
         assert_eq!(app_version(&umbrella).as_deref(), Some("1.2.3"));
         assert_eq!(app_version(&sub), None);
+        // The static reading takes it from the text it read for the chart's metadata.
+        for chart in [&umbrella, &sub] {
+            let read = renderer::StaticChart::read(
+                chart,
+                &[],
+                &[],
+                None,
+                &[],
+                &TemplateScans::new(false),
+            )
+            .unwrap();
+            assert_eq!(read.app_version(), app_version(chart).as_deref());
+        }
     }
 }

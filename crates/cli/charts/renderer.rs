@@ -62,6 +62,8 @@ impl Renderer {
 pub struct StaticChart {
     templates: Vec<Template>,
     meta: Value,
+    /// Read from the same `Chart.yaml` as `meta` (see `charts::app_version`).
+    app_version: Option<String>,
     plan: chart::StaticPlan,
     values: Value,
 }
@@ -77,7 +79,8 @@ impl StaticChart {
         overlays: &[PathBuf],
         scans: &TemplateScans,
     ) -> Result<Self, String> {
-        let meta = dependencies::chart_yaml(chart)?;
+        let (meta, chart_yaml) = dependencies::chart_yaml_and_text(chart)?;
+        let app_version = super::app_version_in(&chart_yaml);
         let mut templates = Vec::new();
         let mut subcharts = Vec::new();
         collect_templates(
@@ -100,9 +103,15 @@ impl StaticChart {
         Ok(Self {
             templates,
             meta,
+            app_version,
             plan,
             values,
         })
+    }
+
+    /// The chart's `appVersion`, as `charts::app_version` reads it.
+    pub fn app_version(&self) -> Option<&str> {
+        self.app_version.as_deref()
     }
 
     fn render(&self, values: &[&Path], overrides: &Value) -> Result<Output, String> {
