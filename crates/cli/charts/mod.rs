@@ -445,15 +445,9 @@ mod tests {
         assert_eq!(app_version(&sub), None);
         // The static reading takes it from the text it read for the chart's metadata.
         for chart in [&umbrella, &sub] {
-            let read = renderer::StaticChart::read(
-                chart,
-                &[],
-                &[],
-                None,
-                &[],
-                &TemplateScans::new(false),
-            )
-            .unwrap();
+            let read =
+                renderer::StaticChart::read(chart, &[], &[], None, &[], &TemplateScans::new(false))
+                    .unwrap();
             assert_eq!(read.app_version(), app_version(chart).as_deref());
         }
     }
