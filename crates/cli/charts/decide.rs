@@ -23,7 +23,8 @@ pub(super) fn render_and_decide(
     helm_failed: Option<&str>,
     prove: bool,
 ) -> Result<ChartValues, String> {
-    let mut images = source.images.clone();
+    // Copied only when a flag must be dropped (see `sentinels`).
+    let mut images = std::borrow::Cow::Borrowed(&source.images);
     let staged = helm.map(|_| std::sync::Arc::new(dependencies::stage(chart)));
     let renderer = match (helm, &staged) {
         (Some(helm), Some(staged)) => Renderer::Helm(helm.clone(), staged.clone()),
@@ -35,15 +36,16 @@ pub(super) fn render_and_decide(
         prove,
     };
     let sentinels = source_renderer.sentinels(&mut images)?;
-    let (renderings, blocked, (original, again)) = source_renderer.rest(&images, sentinels)?;
+    let images = &*images;
+    let (renderings, blocked, (original, again)) = source_renderer.rest(images, sentinels)?;
     // The static reading read `Chart.yaml` already.
     let app_version = match &renderer {
         Renderer::Static(read) => read.app_version().map(str::to_owned),
         Renderer::Helm(..) => app_version(chart),
     };
-    let mut decisions = chart::decide(&images, &renderings, app_version.as_deref());
+    let mut decisions = chart::decide(images, &renderings, app_version.as_deref());
     if let Some(staged) = staged.filter(|staged| !staged.dropped.is_empty()) {
-        leave_global(&images, &mut decisions, &staged.dropped);
+        leave_global(images, &mut decisions, &staged.dropped);
     }
     for (i, reason) in blocked {
         if let Some(decision) = decisions.get_mut(i) {
@@ -59,15 +61,15 @@ pub(super) fn render_and_decide(
         }
     }
     let mut sets = vec![FlagSet {
-        flags: chart::overrides(&images, Render::Original),
+        flags: chart::overrides(images, Render::Original),
         original,
         again,
         decided: (0..decisions.len()).collect(),
     }];
     if helm.is_some() {
-        source_renderer.with_own_flags(&images, &mut decisions, &mut sets, app_version.as_deref());
+        source_renderer.with_own_flags(images, &mut decisions, &mut sets, app_version.as_deref());
     }
-    apply(file, source, &images, &decisions);
+    apply(file, source, images, &decisions);
     let at = |span: &std::ops::Range<usize>| {
         file.findings
             .iter()
@@ -174,10 +176,14 @@ impl SourceRenderer<'_> {
     /// the chart shows; a chart may refuse one (a feature that needs values of its own): then
     /// each flag is tried alone and those the chart accepts are kept in `images`. What the
     /// others keep off is not rendered.
-    fn sentinels(&self, images: &mut ValuesImages) -> Result<Rendered, String> {
+    fn sentinels(
+        &self,
+        images: &mut std::borrow::Cow<'_, ValuesImages>,
+    ) -> Result<Rendered, String> {
         match self.render(images, Render::Sentinels) {
             Ok((sentinels, _)) => Ok(sentinels),
             Err(_) if !images.disabled.is_empty() => {
+                let images = images.to_mut();
                 let flags = std::mem::take(&mut images.disabled);
                 let accepted: Vec<_> = flags
                     .into_iter()
