@@ -36,7 +36,9 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
     let mut offset = 0;
     // The command line being continued with `\`: where it starts, and its bytes with
     // comments, continuations and line endings blanked (so offsets stay the file's).
-    let mut logical: Option<(usize, Vec<u8>)> = None;
+    let mut logical: Option<usize> = None;
+    // The logical line's bytes: one buffer for the whole file, emptied after each line.
+    let mut bytes: Vec<u8> = Vec::new();
     for raw in text.split_inclusive('\n') {
         let start = offset;
         offset += raw.len();
@@ -55,14 +57,14 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
         } else {
             line
         };
-        if code.contains("image") {
+        if IMAGE.find(code.as_bytes()).is_some() {
             scan_command_line(sink, code, start);
         }
         let opens_heredoc = code.contains("<<");
         if opens_heredoc {
             heredocs.extend(heredoc_words(code));
         }
-        let (_, bytes) = logical.get_or_insert_with(|| (start, Vec::new()));
+        let logical_start = *logical.get_or_insert(start);
         let kept = bytes.len() + code.len();
         bytes.extend_from_slice(raw.as_bytes());
         let continued = !opens_heredoc && code.trim_end().ends_with('\\');
@@ -72,26 +74,35 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
         }
         bytes[kept..].fill(b' ');
         if !continued {
-            flush_logical(sink, logical.take());
+            flush_logical(sink, logical_start, &bytes);
+            logical = None;
+            bytes.clear();
         }
     }
-    flush_logical(sink, logical.take());
+    if let Some(start) = logical {
+        flush_logical(sink, start, &bytes);
+    }
 }
 
+/// Built once: every command line of every script is searched for it.
+static IMAGE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new("image"));
+
 /// Scans a logical command line for container CLI commands.
-fn flush_logical(sink: &mut Sink<'_>, logical: Option<(usize, Vec<u8>)>) {
-    let Some((start, bytes)) = logical else {
-        return;
-    };
-    let has_cli = ["docker", "podman", "nerdctl"]
-        .iter()
-        .any(|cli| memchr::memmem::find(&bytes, cli.as_bytes()).is_some());
+fn flush_logical(sink: &mut Sink<'_>, start: usize, bytes: &[u8]) {
+    // Searchers built once: `memmem::find` builds one per call, and a script has a logical
+    // line per command.
+    static CLIS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 3]> =
+        std::sync::LazyLock::new(|| {
+            ["docker", "podman", "nerdctl"].map(memchr::memmem::Finder::new)
+        });
+    let has_cli = CLIS.iter().any(|cli| cli.find(bytes).is_some());
     if !has_cli {
         return;
     }
     // Only whole lines' code and ASCII spaces went in: still UTF-8.
-    if let Ok(code) = String::from_utf8(bytes) {
-        commands::scan(sink, &code, start);
+    if let Ok(code) = std::str::from_utf8(bytes) {
+        commands::scan(sink, code, start);
     }
 }
 
