@@ -157,7 +157,7 @@ fn learn_file(
         Some(values) => Ok(values),
         None => chart::ValuesFile::read(&file.path, text.to_owned()).map_err(|e| e.to_string()),
     };
-    let source = parsed.and_then(|parsed| {
+    let source = parsed.and_then(|mut parsed| {
         let images = if own_values {
             parsed.images()
         } else {

@@ -101,8 +101,14 @@ pub fn scan_values(
     }
     let tree = yaml::read(path, text, yaml::Mode::Strict)?;
     let mut sink = common::Sink::new(text, FileKind::Yaml);
-    rules::apply(&mut sink, &tree, text, path)?;
-    Ok((sink.finish(), Some(chart::ValuesFile::of(path, text, tree))))
+    // One walk of the tree for the findings and the chart's image maps.
+    let mut images = chart::Collect::new(text);
+    rules::apply_with(&mut sink, &tree, text, path, Some(&mut images))?;
+    let images = images.finish();
+    Ok((
+        sink.finish(),
+        Some(chart::ValuesFile::of(path, text, tree, images)),
+    ))
 }
 
 /// Finds the references the user's `patterns` match in `text` (a file of kind

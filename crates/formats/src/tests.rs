@@ -1570,12 +1570,34 @@ fn values_files_are_scanned_and_read_once_for_the_chart() {
         let (findings, values) = crate::scan_values(path, text).unwrap();
         assert_eq!(findings, scan(path, FileKind::Yaml, text).unwrap());
         assert_eq!(findings.len(), 2, "{findings:#?}");
-        let values = values.expect("read");
+        let mut values = values.expect("read");
         assert_eq!(values.text(), text);
         assert_eq!(
             values.images().unwrap(),
             crate::chart::values_images(path, text).unwrap()
         );
+    }
+    // The image maps found on the scan's walk are those a walk of their own finds: flags,
+    // aliases, escaped keys, a first document that is empty, several documents.
+    for text in [
+        "db:\n  enabled: false\n  image:\n    repository: postgres\n    tag: \"16\"\nx: {enabled: true}\n",
+        "base: &b\n  image:\n    repository: nginx\n    tag: \"1\"\nother: *b\nmore:\n  <<: *b\n",
+        "app:\n  \"im\\x61ge\": nginx:1\n  \"repo\\u0073itory\": x\nweb:\n  image: a:1\n",
+        "---\n---\nimage:\n  repository: nginx\n",
+        "image:\n  repository: nginx\n---\nsecond:\n  image: redis:7\n",
+        "list:\n  - image: {repository: a, tag: b}\n  - name: c\n    image: d:1\n",
+    ] {
+        let (findings, values) = crate::scan_values(path, text).unwrap();
+        assert_eq!(
+            findings,
+            scan(path, FileKind::Yaml, text).unwrap(),
+            "{text:?}"
+        );
+        let mut values = values.expect("read");
+        let expected = crate::chart::values_images(path, text).unwrap();
+        assert_eq!(values.images().unwrap(), expected, "{text:?}");
+        // Taken once; asked again, found again.
+        assert_eq!(values.images().unwrap(), expected, "{text:?}");
     }
     let (findings, values) = crate::scan_values(path, "replicas: 1\n").unwrap();
     assert!(findings.is_empty() && values.is_none());

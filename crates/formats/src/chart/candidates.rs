@@ -119,25 +119,37 @@ pub(crate) fn images_under(
     aliased: &HashSet<NodeId>,
     path: &Path,
 ) -> Result<ValuesImages, Error> {
-    let mut visitor = Collect {
-        text: doc.structure,
-        found: ValuesImages::default(),
-        seen: HashSet::new(),
-    };
+    let mut visitor = Collect::new(doc.structure);
     walk::walk(doc, root, aliased, &mut visitor).map_err(|_| Error::Limit {
         path: path.to_path_buf(),
         line: 1,
         column: 1,
         message: "aliases expand the values past what tagpin follows".to_owned(),
     })?;
-    Ok(visitor.found)
+    Ok(visitor.finish())
 }
 
-struct Collect<'s> {
+/// What finds the candidates of a values document: by [`images_under`], or on a walk shared
+/// with the rules (`rules::apply_with`), which walks a values file's tree once for both.
+pub(crate) struct Collect<'s> {
     text: &'s str,
     found: ValuesImages,
     /// Spans already taken (a node reached twice through an alias is one candidate).
     seen: HashSet<(usize, usize)>,
+}
+
+impl<'s> Collect<'s> {
+    pub(crate) fn new(text: &'s str) -> Self {
+        Self {
+            text,
+            found: ValuesImages::default(),
+            seen: HashSet::new(),
+        }
+    }
+
+    pub(crate) fn finish(self) -> ValuesImages {
+        self.found
+    }
 }
 
 fn keys(path: &[Seg<'_>]) -> Option<Vec<String>> {

@@ -27,6 +27,7 @@ mod static_render;
 mod values_json;
 
 pub use crate::rules::chart_values::ChartSource;
+pub(crate) use candidates::Collect;
 pub use candidates::{Candidate, Part, Shape, ValuesImages, overlay_images, values_images};
 pub use constraint::satisfies;
 pub use decide::{Decision, Renderings, TagSource, decide};

@@ -29,6 +29,8 @@ pub struct ValuesFile {
     path: std::path::PathBuf,
     text: String,
     tree: Tree,
+    /// Its image maps, when found already (by the scan's walk of the tree).
+    images: Option<super::ValuesImages>,
 }
 
 impl ValuesFile {
@@ -38,15 +40,17 @@ impl ValuesFile {
             path: path.to_owned(),
             text,
             tree,
+            images: None,
         })
     }
 
-    /// A values file read already (by [`crate::scan_values`]).
-    pub(crate) fn of(path: &Path, text: &str, tree: Tree) -> Self {
+    /// A values file read already (by [`crate::scan_values`]), with its image maps.
+    pub(crate) fn of(path: &Path, text: &str, tree: Tree, images: super::ValuesImages) -> Self {
         Self {
             path: path.to_owned(),
             text: text.to_owned(),
             tree,
+            images: Some(images),
         }
     }
 
@@ -54,9 +58,12 @@ impl ValuesFile {
         &self.text
     }
 
-    /// See [`super::values_images`].
-    pub fn images(&self) -> Result<super::ValuesImages, Error> {
-        super::candidates::images_of(&self.tree, &self.text, &self.path)
+    /// See [`super::values_images`]: found once (the first call takes what the scan found).
+    pub fn images(&mut self) -> Result<super::ValuesImages, Error> {
+        match self.images.take() {
+            Some(images) => Ok(images),
+            None => super::candidates::images_of(&self.tree, &self.text, &self.path),
+        }
     }
 
     /// See [`super::overlay_images`]: these values laid over the chart's own, `base_text`.

@@ -188,6 +188,28 @@ struct RuleVisitor<'r, 's> {
     out: Out<'s>,
 }
 
+/// Two visitors on one walk. The walk passes over what holds none of the second one's words,
+/// which must include the first one's (see [`apply_with`]).
+struct Both<'a, 'b, 't>(&'a mut dyn Visitor<'t>, &'b mut dyn Visitor<'t>);
+
+impl<'t> Visitor<'t> for Both<'_, '_, 't> {
+    fn words(&self) -> Option<&'static Words> {
+        self.0.words().and(self.1.words())
+    }
+
+    fn mapping(
+        &mut self,
+        doc: Doc<'t>,
+        at: &At,
+        path: &[Seg<'t>],
+        entries: &[Entry<'t>],
+        shared: bool,
+    ) {
+        self.0.mapping(doc, at, path, entries, shared);
+        self.1.mapping(doc, at, path, entries, shared);
+    }
+}
+
 impl<'t> Visitor<'t> for RuleVisitor<'_, '_> {
     fn words(&self) -> Option<&'static Words> {
         self.rules.words()
@@ -220,10 +242,25 @@ pub(crate) fn apply(
     structure: &str,
     path: &Path,
 ) -> Result<(), Error> {
+    apply_with(sink, tree, structure, path, None)
+}
+
+/// [`apply`], with `first` called for every mapping of the first document too (its walk
+/// shared): a chart's values file is walked once for its findings and its image maps. The
+/// walk then passes over what holds none of `first`'s words (see [`Visitor::words`]), which
+/// must include the rules' own.
+pub(crate) fn apply_with<'t>(
+    sink: &mut Sink<'_>,
+    tree: &'t Tree,
+    structure: &'t str,
+    path: &Path,
+    mut first: Option<&mut dyn Visitor<'t>>,
+) -> Result<(), Error> {
     let rules = rules_for(sink.kind);
     let doc = Doc { tree, structure };
     let aliased = walk::aliased(tree);
-    for root in tree.documents.iter().flatten() {
+    for (index, root) in tree.documents.iter().enumerate() {
+        let Some(root) = root else { continue };
         let mut visitor = RuleVisitor {
             rules,
             out: Out {
@@ -233,7 +270,11 @@ pub(crate) fn apply(
                 candidates: Vec::new(),
             },
         };
-        let uses = walk::walk(doc, *root, &aliased, &mut visitor).map_err(|limit| {
+        let walked = match first.as_deref_mut().filter(|_| index == 0) {
+            Some(also) => walk::walk(doc, *root, &aliased, &mut Both(&mut visitor, also)),
+            None => walk::walk(doc, *root, &aliased, &mut visitor),
+        };
+        let uses = walked.map_err(|limit| {
             let (at, message) = match limit {
                 Limit::Expansion(nodes) => (
                     tree.node(*root).span.start as usize,

@@ -345,3 +345,24 @@ fn passing_over_collections_without_the_words_changes_nothing() {
         assert_eq!(count, found, "{text:?}");
     }
 }
+
+/// A values file's walk is shared by its rules and its image maps (`apply_with`), and passes
+/// over what holds none of the image maps' words: those must include every word the rules
+/// look for.
+#[test]
+fn the_image_maps_look_for_every_word_the_values_rules_look_for() {
+    let rules = super::rules_for(FileKind::Yaml)
+        .words()
+        .expect("words")
+        .needles();
+    let images = crate::chart::Collect::new("");
+    let images = super::Visitor::words(&images).expect("words").needles();
+    assert!(!rules.is_empty());
+    for word in rules {
+        assert!(
+            images.contains(&word),
+            "{:?}",
+            String::from_utf8_lossy(word)
+        );
+    }
+}

@@ -302,6 +302,12 @@ mod tests {
 pub(crate) struct Words(Vec<memchr::memmem::Finder<'static>>);
 
 impl Words {
+    /// The words, as bytes.
+    #[cfg(test)]
+    pub(crate) fn needles(&self) -> Vec<&[u8]> {
+        self.0.iter().map(memchr::memmem::Finder::needle).collect()
+    }
+
     pub(crate) fn new(words: &[&'static str]) -> Self {
         Self(
             words
