@@ -76,7 +76,15 @@ pub fn scan(path: &Path, kind: FileKind, text: &str) -> Result<Vec<Finding>, Err
         }
         FileKind::HelmTemplate => {
             let masked = helm::mask(text);
-            let tree = yaml::read(path, &masked, yaml::Mode::Lenient)?;
+            // A document holding none of the rules' words gives no finding (the walk would pass
+            // over its root): it is not read. Helm templates are read leniently, and one
+            // document's lines never change how another reads.
+            let tree = match rules::words_for(kind) {
+                Some(words) => {
+                    yaml::read_lenient_where(&masked, &|document| words.any_in(document))
+                }
+                None => yaml::read(path, &masked, yaml::Mode::Lenient)?,
+            };
             rules::apply(&mut sink, &tree, &masked, path)?;
         }
         FileKind::Dockerfile => dockerfile::scan(&mut sink),

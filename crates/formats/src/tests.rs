@@ -1603,3 +1603,72 @@ fn values_files_are_scanned_and_read_once_for_the_chart() {
     assert!(findings.is_empty() && values.is_none());
     assert!(crate::scan_values(path, "image: [\n").is_err());
 }
+
+/// What scanning a Helm template finds when every document of it is read.
+fn helm_template_read_whole(text: &str) -> Vec<crate::Finding> {
+    if !crate::may_hold_reference(FileKind::HelmTemplate, text.as_bytes()) {
+        return Vec::new();
+    }
+    let path = Path::new("templates/t.yaml");
+    let masked = crate::helm::mask(text);
+    let tree = crate::yaml::read(path, &masked, crate::yaml::Mode::Lenient).unwrap();
+    let mut sink = crate::common::Sink::new(text, FileKind::HelmTemplate);
+    crate::rules::apply(&mut sink, &tree, &masked, path).unwrap();
+    sink.finish()
+}
+
+/// A Helm template's documents that hold none of the rules' words are not read: it finds what
+/// reading every document finds, on hand-written streams (markers with comments, tabs,
+/// content on the marker's line, `---` in a block scalar, aliases) and on every template of
+/// the corpus charts, each also with CRLF.
+#[test]
+fn a_template_finds_the_same_with_its_wordless_documents_passed_over() {
+    let mut texts: Vec<String> = [
+        "kind: ConfigMap\ndata:\n  a: {{ .Values.a }}\n---\nkind: Pod\nspec:\n  containers:\n    - image: nginx:1.25\n",
+        "a: 1\n--- # next\nimage: redis:7\n...\nb: 2\n---\n  image: x:1\n",
+        "a: 1\n---\tx\nimage: redis:7\n--- {a: b}\nimage: y:2\n",
+        "s: |\n  ---\n  image: no:1\n---\nimage: yes:2\n",
+        "base: &b\n  image: nginx:1\nuse: *b\n---\nplain: &p value\nref: *p\n",
+        "{{- if .Values.x }}\n---\n{{- end }}\nimage: {{ .Values.image }}\n---\nimage: busybox\n",
+        "\u{feff}---\na: 1\n---\n\"im\\x61ge\": nginx:1\n",
+        "----\nimage: a:1\n---x\nimage: b:2\n",
+        // Lines that look like markers but are not: what is before them stays in the document.
+        "spec:\n  containers:\n    - name: a\n---\tx\n    - image: nginx:latest\n",
+        "spec:\n  containers:\n    - name: a\n--- {a: b}\n    - image: nginx:latest\n",
+        "spec:\n  containers:\n    - name: a\n---x\n    - image: nginx:latest\n",
+        "spec:\n  containers:\n    - name: a\n ---\n    - image: nginx:latest\n",
+        "spec:\n  containers:\n    - name: a\n--- \r\n    - image: nginx:latest\n",
+        "spec:\n  containers:\n    - name: a\n--- #\tc\n    - image: nginx:latest\n",
+    ]
+    .iter()
+    .map(|t| (*t).to_owned())
+    .collect();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
+    let mut stack = vec![corpus.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if FileKind::detect(&path) == Some(FileKind::HelmTemplate) {
+                texts.extend(std::fs::read_to_string(&path).ok());
+            }
+        }
+    }
+    assert!(
+        texts.len() > 100,
+        "the corpus at {} gave {} texts",
+        corpus.display(),
+        texts.len()
+    );
+    for text in &texts {
+        for text in [text.clone(), text.replace('\n', "\r\n")] {
+            let path = Path::new("templates/t.yaml");
+            assert_eq!(
+                scan(path, FileKind::HelmTemplate, &text).unwrap(),
+                helm_template_read_whole(&text),
+                "{text:?}"
+            );
+        }
+    }
+}

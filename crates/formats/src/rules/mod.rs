@@ -49,6 +49,12 @@ pub(crate) trait Rules {
     }
 }
 
+/// The words every mapping the rules for `kind` report from holds in its source, if there are
+/// such (see [`Visitor::words`]).
+pub(crate) fn words_for(kind: FileKind) -> Option<&'static Words> {
+    rules_for(kind).words()
+}
+
 /// The rules for `kind`'s YAML documents.
 fn rules_for(kind: FileKind) -> &'static dyn Rules {
     match kind {

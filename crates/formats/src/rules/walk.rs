@@ -308,6 +308,13 @@ impl Words {
         self.0.iter().map(memchr::memmem::Finder::needle).collect()
     }
 
+    /// Whether `text` holds one of the words.
+    pub(crate) fn any_in(&self, text: &str) -> bool {
+        self.0
+            .iter()
+            .any(|word| word.find(text.as_bytes()).is_some())
+    }
+
     pub(crate) fn new(words: &[&'static str]) -> Self {
         Self(
             words

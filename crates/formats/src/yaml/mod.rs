@@ -71,3 +71,10 @@ pub(crate) fn read(path: &Path, text: &str, mode: Mode) -> Result<Tree, Error> {
         message: rejected.message,
     })
 }
+
+/// Reads `text` leniently ([`Mode::Lenient`]), but only the documents whose text `keep`
+/// keeps: the others are passed over unread, as empty documents. For a caller that looks only
+/// at what holds some words: a Helm template of several documents often has one that matters.
+pub(crate) fn read_lenient_where(text: &str, keep: &dyn Fn(&str) -> bool) -> Tree {
+    fast::read_kept(text, Some(keep)).unwrap_or_else(|_| fast::read_lenient_kept(text, Some(keep)))
+}

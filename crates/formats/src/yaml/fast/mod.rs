@@ -37,17 +37,34 @@ const MAX_KEY_LEN: usize = 1024;
 
 /// Reads `text` strictly: a tree, or [`Bail`] when the text is outside the fast subset.
 pub(crate) fn read(text: &str) -> Result<Tree, Bail> {
-    if !printable(text) {
-        return Err(Bail);
-    }
-    let mut reader = Reader::new(text, false);
-    reader.run()?;
-    Ok(reader.b.finish())
+    read_kept(text, None)
 }
 
 /// Reads `text` leniently: never fails; unreadable lines are dropped.
 pub(crate) fn read_lenient(text: &str) -> Tree {
+    read_lenient_kept(text, None)
+}
+
+/// Which documents of a stream to read: given a document's text (from the start of its first
+/// line after any `---`, up to the next document marker), whether to read it. A document not
+/// kept is passed over unread (an empty document, when a `---` opened it).
+pub(crate) type Keep<'k> = Option<&'k dyn Fn(&str) -> bool>;
+
+/// [`read`], reading only the documents `keep` keeps.
+pub(crate) fn read_kept(text: &str, keep: Keep<'_>) -> Result<Tree, Bail> {
+    if !printable(text) {
+        return Err(Bail);
+    }
+    let mut reader = Reader::new(text, false);
+    reader.keep = keep;
+    reader.run()?;
+    Ok(reader.b.finish())
+}
+
+/// [`read_lenient`], reading only the documents `keep` keeps.
+pub(crate) fn read_lenient_kept(text: &str, keep: Keep<'_>) -> Tree {
     let mut reader = Reader::new(text, true);
+    reader.keep = keep;
     // Lenient reading recovers from every bail inside `run`.
     let _ = reader.run();
     reader.b.finish()
@@ -75,6 +92,34 @@ fn printable(text: &str) -> bool {
                     || ('\u{e000}'..='\u{fffd}').contains(&c) && c != '\u{feff}'
                     || c >= '\u{10000}'
             }))
+}
+
+/// Where the next line that [`Reader::document_marker`] takes as a marker starts, from the
+/// line starting at `from` (or the text's end): `---` or `...` alone at its start, a comment
+/// after it allowed, no tab or lone carriage return (a line that [`Reader::line`] drops).
+fn next_document_marker(s: &[u8], from: usize) -> usize {
+    let mut start = from;
+    while start < s.len() {
+        let eol = memchr::memchr(b'\n', &s[start..]).map_or(s.len(), |i| start + i);
+        let end = if eol > start && s[eol - 1] == b'\r' {
+            eol - 1
+        } else {
+            eol
+        };
+        let line = &s[start..end];
+        let marker = (line.starts_with(b"---") || line.starts_with(b"..."))
+            && (line.len() == 3 || line[3] == b' ')
+            && memchr::memchr2(b'\r', b'\t', line).is_none()
+            && {
+                let after = scalar::skip_spaces(s, start + 3, end);
+                after == end || s[after] == b'#'
+            };
+        if marker {
+            return start;
+        }
+        start = eol + 1;
+    }
+    s.len()
 }
 
 /// One line of the text.
@@ -110,10 +155,18 @@ struct Pending<'t> {
     at: usize,
 }
 
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "the reader's state: each flag is a separate fact of where it is"
+)]
 struct Reader<'t> {
     text: &'t str,
     s: &'t [u8],
     lenient: bool,
+    /// Which documents to read (all, when `None`).
+    keep: Keep<'t>,
+    /// At a document's start: nothing of it read yet.
+    fresh: bool,
     b: Builder,
     frames: Vec<Frame<'t>>,
     pending: Option<Pending<'t>>,
@@ -133,6 +186,8 @@ impl<'t> Reader<'t> {
             text,
             s: text.as_bytes(),
             lenient,
+            keep: None,
+            fresh: true,
             // About one node per 16 bytes in real files (measured on values files).
             b: Builder::with_capacity(text.len() / 16),
             frames: Vec::new(),
@@ -169,6 +224,15 @@ impl<'t> Reader<'t> {
             0
         };
         while pos < self.s.len() {
+            if std::mem::take(&mut self.fresh)
+                && let Some(keep) = self.keep
+            {
+                let end = next_document_marker(self.s, pos);
+                if !keep(&self.text[pos..end]) {
+                    pos = end;
+                    continue;
+                }
+            }
             let line = self.line_at(pos);
             pos = match self.line(line) {
                 Ok(next) => next,
@@ -225,6 +289,7 @@ impl<'t> Reader<'t> {
         }
         self.end_document();
         self.in_document = marker;
+        self.fresh = true;
         Ok(true)
     }
 
