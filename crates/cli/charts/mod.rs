@@ -302,15 +302,17 @@ pub fn is_values_file(path: &Path) -> bool {
     let yaml = path
         .extension()
         .is_some_and(|ext| ext.eq_ignore_ascii_case("yaml") || ext.eq_ignore_ascii_case("yml"));
-    let in_ci = path
-        .parent()
-        .and_then(Path::file_name)
-        .is_some_and(|dir| dir == "ci")
-        && path
-            .parent()
-            .and_then(Path::parent)
-            .is_some_and(|chart| chart.join("Chart.yaml").is_file());
-    yaml && (name.contains("values") || in_ci)
+    // Asked only of YAML files not named for values: every template is asked this.
+    let in_ci = || {
+        path.parent()
+            .and_then(Path::file_name)
+            .is_some_and(|dir| dir == "ci")
+            && path
+                .parent()
+                .and_then(Path::parent)
+                .is_some_and(|chart| chart.join("Chart.yaml").is_file())
+    };
+    yaml && (name.contains("values") || in_ci())
 }
 
 /// Whether the file at `path` with `text` is a values file that may hold a split map, or an
