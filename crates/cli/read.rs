@@ -114,9 +114,14 @@ pub fn read_to_string_identified(path: &Path) -> std::io::Result<(String, Option
     let file = std::fs::File::open(path)?;
     let metadata = file.metadata()?;
     // The size asked once, for the identity and the buffer (`File::read_to_string` would
-    // ask the system again).
-    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
-    file.take(u64::MAX).read_to_end(&mut bytes)?;
+    // ask the system again). Read up to that size, in one call: the read that finds the end
+    // is spared. A file that grew meanwhile is read as it was (its fingerprint then differs
+    // from what `pin` reads again, which refuses it); a file that says it is empty (as files
+    // in /proc do) is read to its end.
+    let size = metadata.len();
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    let limit = if size == 0 { u64::MAX } else { size };
+    file.take(limit).read_to_end(&mut bytes)?;
     // What `std::fs::read_to_string` says of such a file.
     let text = String::from_utf8(bytes).map_err(|_| {
         std::io::Error::new(
@@ -249,6 +254,17 @@ mod tests {
         }
         assert_eq!(by_path(&file), by_path(&link));
         assert_ne!(by_path(&file), by_path(&other));
+        // Read whole, however large; a file that says it is empty is read to its end.
+        let large = "image: nginx\n".repeat(20_000);
+        std::fs::write(&other, &large).unwrap();
+        assert_eq!(read_to_string_identified(&other).unwrap().0, large);
+        #[cfg(target_os = "linux")]
+        assert!(
+            !read_to_string_identified(Path::new("/proc/self/status"))
+                .unwrap()
+                .0
+                .is_empty()
+        );
         std::fs::write(&other, b"image: \xff\n").unwrap();
         let error = read_to_string_identified(&other).unwrap_err();
         let std_error = std::fs::read_to_string(&other).unwrap_err();
