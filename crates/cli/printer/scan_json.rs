@@ -49,12 +49,13 @@ fn write_row(out: &mut impl Write, row: RowView<'_>) -> io::Result<()> {
     write!(out, "{}", finding.line)?;
     key(out, "column", false)?;
     write!(out, "{}", finding.column)?;
+    // The names `serde` gives these enums (a test holds them alike), written directly.
     key(out, "kind", false)?;
-    serde_json::to_writer(&mut *out, &finding.kind)?;
+    write_name(out, finding.kind.name())?;
     key(out, "text", false)?;
     write_str(out, &finding.text)?;
     key(out, "status", false)?;
-    serde_json::to_writer(&mut *out, &finding.status)?;
+    write_name(out, super::text::status_name(finding.status))?;
     for (name, value) in [
         ("registry", row.registry()),
         ("repository", row.repository()),
@@ -88,6 +89,13 @@ fn write_row(out: &mut impl Write, row: RowView<'_>) -> io::Result<()> {
         write_str(out, reason)?;
     }
     Ok(())
+}
+
+/// A name that needs no escaping, as a JSON string.
+fn write_name(out: &mut impl Write, name: &str) -> io::Result<()> {
+    out.write_all(b"\"")?;
+    out.write_all(name.as_bytes())?;
+    out.write_all(b"\"")
 }
 
 /// A JSON string: as written when nothing in it needs escaping, else by `serde_json`.

@@ -148,6 +148,42 @@ fn scan_json() {
     insta::assert_snapshot!(render(|out| write_json(out, &report())));
 }
 
+/// The names `scan --format json` writes for a kind and a status are `serde`'s.
+#[test]
+fn kind_and_status_names_are_serdes() {
+    use tagpin_formats::{FileKind, Status};
+    for kind in [
+        FileKind::Yaml,
+        FileKind::Compose,
+        FileKind::Workflow,
+        FileKind::GitlabCi,
+        FileKind::Kustomize,
+        FileKind::Devcontainer,
+        FileKind::HelmTemplate,
+        FileKind::Dockerfile,
+        FileKind::Shell,
+        FileKind::Custom,
+    ] {
+        assert_eq!(
+            serde_json::to_string(&kind).unwrap(),
+            format!("\"{}\"", kind.name())
+        );
+    }
+    for status in [
+        Status::Floating,
+        Status::Pinned,
+        Status::DigestOnly,
+        Status::Templated,
+        Status::Local,
+        Status::Ignored,
+    ] {
+        assert_eq!(
+            serde_json::to_string(&status).unwrap(),
+            format!("\"{}\"", text::status_name(status))
+        );
+    }
+}
+
 /// `scan --format json` writes its rows by hand, and prints what `serde_json` prints.
 #[test]
 fn scan_json_by_hand_is_serde_json_pretty() {
