@@ -169,14 +169,7 @@ fn kind_and_status_names_are_serdes() {
             format!("\"{}\"", kind.name())
         );
     }
-    for status in [
-        Status::Floating,
-        Status::Pinned,
-        Status::DigestOnly,
-        Status::Templated,
-        Status::Local,
-        Status::Ignored,
-    ] {
+    for status in Status::ALL {
         assert_eq!(
             serde_json::to_string(&status).unwrap(),
             format!("\"{}\"", text::status_name(status))

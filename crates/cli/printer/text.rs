@@ -172,20 +172,13 @@ impl Diagnostics {
             plural(report.len(), "reference"),
             plural(report.files_scanned, "file")
         );
-        let counts: Vec<String> = [
-            Status::Floating,
-            Status::Pinned,
-            Status::DigestOnly,
-            Status::Templated,
-            Status::Local,
-            Status::Ignored,
-        ]
-        .into_iter()
-        .filter_map(|status| {
-            let n = report.count(status);
-            (n > 0).then(|| format!("{n} {}", status_name(status)))
-        })
-        .collect();
+        let counts: Vec<String> = Status::ALL
+            .into_iter()
+            .filter_map(|status| {
+                let n = report.count(status);
+                (n > 0).then(|| format!("{n} {}", status_name(status)))
+            })
+            .collect();
         if !counts.is_empty() {
             let _ = write!(line, " ({})", counts.join(", "));
         }

@@ -22,6 +22,18 @@ pub enum Status {
     Ignored,
 }
 
+impl Status {
+    /// Every status, in the order reports list them.
+    pub const ALL: [Self; 6] = [
+        Self::Floating,
+        Self::Pinned,
+        Self::DigestOnly,
+        Self::Templated,
+        Self::Local,
+        Self::Ignored,
+    ];
+}
+
 /// Where the digest goes when the reference is pinned or refreshed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EditSite {
