@@ -100,24 +100,14 @@ fn printable(text: &str) -> bool {
 fn next_document_marker(s: &[u8], from: usize) -> usize {
     let mut start = from;
     while start < s.len() {
-        let eol = memchr::memchr(b'\n', &s[start..]).map_or(s.len(), |i| start + i);
-        let end = if eol > start && s[eol - 1] == b'\r' {
-            eol - 1
-        } else {
-            eol
-        };
-        let line = &s[start..end];
-        let marker = (line.starts_with(b"---") || line.starts_with(b"..."))
-            && (line.len() == 3 || line[3] == b' ')
-            && memchr::memchr2(b'\r', b'\t', line).is_none()
-            && {
-                let after = scalar::skip_spaces(s, start + 3, end);
-                after == end || s[after] == b'#'
-            };
+        let line = Line::at(s, start);
+        let marker = line.marker(s).is_some()
+            && memchr::memchr2(b'\r', b'\t', &s[line.start..line.end]).is_none()
+            && line.marker_alone(s);
         if marker {
             return start;
         }
-        start = eol + 1;
+        start = line.next;
     }
     s.len()
 }
@@ -132,6 +122,41 @@ struct Line {
     next: usize,
     /// Leading spaces.
     indent: usize,
+}
+
+impl Line {
+    /// The line of `s` that starts at `start`.
+    fn at(s: &[u8], start: usize) -> Self {
+        let eol = memchr::memchr(b'\n', &s[start..]).map_or(s.len(), |i| start + i);
+        let next = if eol < s.len() { eol + 1 } else { eol };
+        let end = if eol > start && s[eol - 1] == b'\r' {
+            eol - 1
+        } else {
+            eol
+        };
+        let indent = s[start..end].iter().take_while(|&&b| b == b' ').count();
+        Self {
+            start,
+            end,
+            next,
+            indent,
+        }
+    }
+
+    /// Whether it begins with a document marker: `Some(true)` for `---`, `Some(false)` for
+    /// `...`, each alone or followed by a space.
+    fn marker(self, s: &[u8]) -> Option<bool> {
+        let rest = &s[self.start..self.end];
+        let dashes = rest.starts_with(b"---");
+        let marker = (dashes || rest.starts_with(b"...")) && (rest.len() == 3 || rest[3] == b' ');
+        marker.then_some(dashes)
+    }
+
+    /// Whether nothing but spaces and a comment follows its marker.
+    fn marker_alone(self, s: &[u8]) -> bool {
+        let after = scalar::skip_spaces(s, self.start + 3, self.end);
+        after == self.end || s[after] == b'#'
+    }
 }
 
 #[derive(Debug)]
@@ -200,21 +225,7 @@ impl<'t> Reader<'t> {
     }
 
     fn line_at(&self, start: usize) -> Line {
-        let s = self.s;
-        let eol = memchr::memchr(b'\n', &s[start..]).map_or(s.len(), |i| start + i);
-        let next = if eol < s.len() { eol + 1 } else { eol };
-        let end = if eol > start && s[eol - 1] == b'\r' {
-            eol - 1
-        } else {
-            eol
-        };
-        let indent = s[start..end].iter().take_while(|&&b| b == b' ').count();
-        Line {
-            start,
-            end,
-            next,
-            indent,
-        }
+        Line::at(self.s, start)
     }
 
     fn run(&mut self) -> Result<(), Bail> {
@@ -271,19 +282,10 @@ impl<'t> Reader<'t> {
 
     /// `---` or `...` at the start of a line: ends the document (and `---` starts one).
     fn document_marker(&mut self, line: Line) -> Result<bool, Bail> {
-        let rest = &self.s[line.start..line.end];
-        let marker = if rest.starts_with(b"---") {
-            true
-        } else if rest.starts_with(b"...") {
-            false
-        } else {
+        let Some(marker) = line.marker(self.s) else {
             return Ok(false);
         };
-        if rest.len() > 3 && rest[3] != b' ' {
-            return Ok(false);
-        }
-        let after = scalar::skip_spaces(self.s, line.start + 3, line.end);
-        if after < line.end && self.s[after] != b'#' {
+        if !line.marker_alone(self.s) {
             // Content on the marker's line.
             return Err(Bail);
         }
