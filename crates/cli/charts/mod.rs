@@ -296,23 +296,29 @@ impl ChartValues {
 
 /// Whether `path` is named as a values file.
 pub fn is_values_file(path: &Path) -> bool {
-    let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
+    // Every file walked and every template read is asked this: its path is taken apart once.
+    let Some((parent, name)) = tagpin_formats::parent_and_name(path) else {
         return false;
     };
-    let yaml = path
-        .extension()
+    // `Path::extension` of the name: after the last `.`, unless only the name's leading dot
+    // precedes it.
+    let extension = name
+        .rsplit_once('.')
+        .filter(|(stem, _)| !stem.is_empty())
+        .map(|(_, ext)| ext);
+    let yaml = extension
         .is_some_and(|ext| ext.eq_ignore_ascii_case("yaml") || ext.eq_ignore_ascii_case("yml"));
-    // Asked only of YAML files not named for values: every template is asked this.
+    // Asked only of YAML files not named for values.
     let in_ci = || {
-        path.parent()
-            .and_then(Path::file_name)
-            .is_some_and(|dir| dir == "ci")
+        parent
+            .and_then(tagpin_formats::parent_and_name)
+            .is_some_and(|(_, dir)| dir == "ci")
             && path
                 .parent()
                 .and_then(Path::parent)
                 .is_some_and(|chart| chart.join("Chart.yaml").is_file())
     };
-    yaml && (name.contains("values") || in_ci())
+    yaml && (memchr::memmem::find(name.as_bytes(), b"values").is_some() || in_ci())
 }
 
 /// Whether the file at `path` with `text` is a values file that may hold a split map, or an
@@ -415,6 +421,12 @@ mod tests {
             ("chart/templates/deployment.yaml", false),
             ("chart/Chart.yaml", false),
             ("values.json", false),
+            // As `Path::extension` reads a name: a leading dot alone is no extension.
+            ("chart/.yaml", false),
+            ("chart/.values.yaml", true),
+            ("chart/values.", false),
+            ("chart/values..YML", true),
+            ("chart/values.yaml.bak", false),
         ] {
             assert_eq!(is_values_file(Path::new(path)), expected, "{path}");
         }

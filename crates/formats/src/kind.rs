@@ -35,10 +35,15 @@ fn has_component(path: &Path, name: &str) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::ffi::OsStrExt as _;
-        path.as_os_str()
-            .as_bytes()
-            .split(|&b| b == b'/')
-            .any(|part| part == name.as_bytes())
+        let bytes = path.as_os_str().as_bytes();
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'/', bytes).chain([bytes.len()]) {
+            if &bytes[start..end] == name.as_bytes() {
+                return true;
+            }
+            start = end + 1;
+        }
+        false
     }
     #[cfg(not(unix))]
     {
@@ -46,27 +51,63 @@ fn has_component(path: &Path, name: &str) -> bool {
     }
 }
 
+/// `path`'s parent and its file name, as `Path::parent` and `Path::file_name` give them (the
+/// parent may keep a doubled separator or a `.` component that `Path::parent` would drop, which
+/// no component test tells apart). By bytes where the separator is `/` and the name is a plain
+/// one; anything else (a trailing separator, a `.` or `..` name) is left to `std`.
+pub fn parent_and_name(path: &Path) -> Option<(Option<&Path>, &str)> {
+    #[cfg(unix)]
+    {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt as _;
+        let bytes = path.as_os_str().as_bytes();
+        let cut = memchr::memrchr(b'/', bytes);
+        let name = &bytes[cut.map_or(0, |i| i + 1)..];
+        if !matches!(name, b"" | b"." | b"..") {
+            // A `/` at the start stays the parent's: `/a`'s parent is `/`.
+            let parent = &bytes[..cut.map_or(0, |i| i.max(usize::from(i == 0)))];
+            let name = std::str::from_utf8(name).ok()?;
+            return Some((Some(Path::new(OsStr::from_bytes(parent))), name));
+        }
+    }
+    Some((path.parent(), path.file_name()?.to_str()?))
+}
+
 impl FileKind {
     /// The kind of the file at `path`, or `None` when tagpin does not read such files.
     pub fn detect(path: &Path) -> Option<Self> {
-        let name = path.file_name()?.to_str()?;
-        let lower = name.to_ascii_lowercase();
-        let extension = lower.rsplit_once('.').map(|(_, ext)| ext);
-        let parent = path.parent();
+        let (parent, name) = parent_and_name(path)?;
+        // Names compare without regard to ASCII case, as their ASCII-lowercased form would: the
+        // walker asks this of every file, and a lowercased copy of each name was a measurable
+        // share of it.
+        let is = |word: &str| name.eq_ignore_ascii_case(word);
+        let starts = |prefix: &str| {
+            name.get(..prefix.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(prefix))
+        };
+        let ends = |suffix: &str| {
+            name.len() >= suffix.len()
+                && name.as_bytes()[name.len() - suffix.len()..]
+                    .eq_ignore_ascii_case(suffix.as_bytes())
+        };
+        let extension = name.rsplit_once('.').map(|(_, ext)| ext);
+        let extension_is = |ext: &str| extension.is_some_and(|e| e.eq_ignore_ascii_case(ext));
         let in_dir = |dir: &str| parent.is_some_and(|parent| has_component(parent, dir));
 
-        if lower == "dockerfile"
-            || lower == "containerfile"
-            || lower.starts_with("dockerfile.")
-            || lower.starts_with("containerfile.")
-            || lower.ends_with(".dockerfile")
-            || lower.ends_with(".containerfile")
+        if is("dockerfile")
+            || is("containerfile")
+            || starts("dockerfile.")
+            || starts("containerfile.")
+            || ends(".dockerfile")
+            || ends(".containerfile")
         {
             return Some(Self::Dockerfile);
         }
-        if lower == "makefile"
-            || lower == "gnumakefile"
-            || matches!(extension, Some("sh" | "bash" | "mk"))
+        if is("makefile")
+            || is("gnumakefile")
+            || extension_is("sh")
+            || extension_is("bash")
+            || extension_is("mk")
         {
             return Some(Self::Shell);
         }
@@ -80,28 +121,22 @@ impl FileKind {
         ) {
             return Some(Self::Kustomize);
         }
-        let is_yaml = matches!(extension, Some("yaml" | "yml"));
-        let is_template_helper = in_dir("templates") && extension == Some("tpl");
+        let is_yaml = extension_is("yaml") || extension_is("yml");
+        let is_template_helper = extension_is("tpl") && in_dir("templates");
         if !is_yaml && !is_template_helper {
             return None;
         }
         // Before `templates/`: GitLab keeps its CI templates there (`Go.gitlab-ci.yml`).
-        if lower.ends_with(".gitlab-ci.yml") || lower.ends_with(".gitlab-ci.yaml") {
+        if ends(".gitlab-ci.yml") || ends(".gitlab-ci.yaml") {
             return Some(Self::GitlabCi);
         }
         if in_dir("templates") {
             return Some(Self::HelmTemplate);
         }
-        if lower == "action.yml"
-            || lower == "action.yaml"
-            || (in_dir("workflows") && in_dir(".github"))
-        {
+        if is("action.yml") || is("action.yaml") || (in_dir("workflows") && in_dir(".github")) {
             return Some(Self::Workflow);
         }
-        if lower.starts_with("docker-compose")
-            || lower.starts_with("compose.")
-            || lower.starts_with("compose-")
-        {
+        if starts("docker-compose") || starts("compose.") || starts("compose-") {
             return Some(Self::Compose);
         }
         Some(Self::Yaml)
@@ -127,6 +162,141 @@ impl FileKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`FileKind::detect`] as it was written first: on a lowercased copy of the name, with
+    /// `std`'s path splitting.
+    fn detect_by_lowercased_copy(path: &Path) -> Option<FileKind> {
+        let name = path.file_name()?.to_str()?;
+        let lower = name.to_ascii_lowercase();
+        let extension = lower.rsplit_once('.').map(|(_, ext)| ext);
+        let parent = path.parent();
+        let in_dir = |dir: &str| parent.is_some_and(|parent| has_component(parent, dir));
+        if lower == "dockerfile"
+            || lower == "containerfile"
+            || lower.starts_with("dockerfile.")
+            || lower.starts_with("containerfile.")
+            || lower.ends_with(".dockerfile")
+            || lower.ends_with(".containerfile")
+        {
+            return Some(FileKind::Dockerfile);
+        }
+        if lower == "makefile"
+            || lower == "gnumakefile"
+            || matches!(extension, Some("sh" | "bash" | "mk"))
+        {
+            return Some(FileKind::Shell);
+        }
+        if name == ".devcontainer.json" || (name == "devcontainer.json" && in_dir(".devcontainer"))
+        {
+            return Some(FileKind::Devcontainer);
+        }
+        if matches!(
+            name,
+            "kustomization.yaml" | "kustomization.yml" | "Kustomization"
+        ) {
+            return Some(FileKind::Kustomize);
+        }
+        let is_yaml = matches!(extension, Some("yaml" | "yml"));
+        let is_template_helper = in_dir("templates") && extension == Some("tpl");
+        if !is_yaml && !is_template_helper {
+            return None;
+        }
+        if lower.ends_with(".gitlab-ci.yml") || lower.ends_with(".gitlab-ci.yaml") {
+            return Some(FileKind::GitlabCi);
+        }
+        if in_dir("templates") {
+            return Some(FileKind::HelmTemplate);
+        }
+        if lower == "action.yml"
+            || lower == "action.yaml"
+            || (in_dir("workflows") && in_dir(".github"))
+        {
+            return Some(FileKind::Workflow);
+        }
+        if lower.starts_with("docker-compose")
+            || lower.starts_with("compose.")
+            || lower.starts_with("compose-")
+        {
+            return Some(FileKind::Compose);
+        }
+        Some(FileKind::Yaml)
+    }
+
+    #[test]
+    fn detect_agrees_with_the_lowercased_copy() {
+        let dirs = [
+            "",
+            "/",
+            "./",
+            "a/",
+            "/r/charts/app/templates/",
+            "templates/",
+            "a/templates/b/",
+            ".github/workflows/",
+            "x/.github/y/workflows/",
+            ".devcontainer/",
+            "a//templates//",
+            "a/./templates/",
+            "templatesx/",
+            "ü/",
+            "a/b/.",
+            "a/b/..",
+            "a/b/",
+        ];
+        let names = [
+            "Dockerfile",
+            "dockerfile",
+            "DOCKERFILE.dev",
+            "app.Dockerfile",
+            "Containerfile",
+            "containerfile.x",
+            "x.containerFILE",
+            "Makefile",
+            "GNUmakefile",
+            "build.sh",
+            "run.BASH",
+            "rules.mk",
+            ".devcontainer.json",
+            "devcontainer.json",
+            "kustomization.yaml",
+            "Kustomization",
+            "KUSTOMIZATION.yaml",
+            "values.yaml",
+            "values.YML",
+            "_helpers.tpl",
+            "x.TPL",
+            "deploy.yaml",
+            ".gitlab-ci.yml",
+            "Go.gitlab-CI.yaml",
+            "action.yml",
+            "Action.YAML",
+            "ci.yml",
+            "docker-compose.yml",
+            "Compose.yaml",
+            "compose-dev.yml",
+            "composer.yaml",
+            "README.md",
+            ".yaml",
+            "a.",
+            "",
+            ".",
+            "..",
+            "ü.yaml",
+            "tpl",
+            "sh",
+        ];
+        for dir in dirs {
+            for name in names {
+                let path = format!("{dir}{name}");
+                let path = Path::new(&path);
+                assert_eq!(
+                    FileKind::detect(path),
+                    detect_by_lowercased_copy(path),
+                    "{path:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn a_component_is_found_as_components_find_it() {

@@ -44,7 +44,7 @@ pub use custom::{CustomPattern, CustomPatternError};
 pub use edit::{Edit, apply_edits};
 pub use error::Error;
 pub use finding::{EditSite, Extras, Finding, Status, Warning};
-pub use kind::FileKind;
+pub use kind::{FileKind, parent_and_name};
 
 use std::path::Path;
 
