@@ -85,6 +85,76 @@ pub(crate) struct Entry<'t> {
     pub(crate) value: At,
 }
 
+/// The keys rules and image maps look up by name.
+const LOOKED_UP: [&str; 11] = [
+    "image",
+    "repository",
+    "registry",
+    "tag",
+    "version",
+    "digest",
+    "sha",
+    "enabled",
+    "imagePullPolicy",
+    "pullPolicy",
+    "name",
+];
+
+/// Where `key` is in [`LOOKED_UP`].
+fn looked_up(key: &str) -> Option<usize> {
+    // A `match` on the text: by length first, then the bytes.
+    Some(match key {
+        "image" => 0,
+        "repository" => 1,
+        "registry" => 2,
+        "tag" => 3,
+        "version" => 4,
+        "digest" => 5,
+        "sha" => 6,
+        "enabled" => 7,
+        "imagePullPolicy" => 8,
+        "pullPolicy" => 9,
+        "name" => 10,
+        _ => return None,
+    })
+}
+
+/// A mapping's entries by key: the first entry of each key of [`LOOKED_UP`] is found in one pass
+/// over the entries, when first asked. A mapping that concerns the rules is asked for up to ten
+/// keys, and searching every entry for each was most of a chart's values' visits.
+pub(crate) struct Lookup<'e, 't> {
+    entries: &'e [Entry<'t>],
+    first: std::cell::OnceCell<[u32; LOOKED_UP.len()]>,
+}
+
+impl<'e, 't> Lookup<'e, 't> {
+    pub(crate) fn new(entries: &'e [Entry<'t>]) -> Self {
+        Self {
+            entries,
+            first: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The first entry whose key is `key`.
+    pub(crate) fn get(&self, key: &str) -> Option<&'e Entry<'t>> {
+        let Some(slot) = looked_up(key) else {
+            return self.entries.iter().find(|e| e.key == key);
+        };
+        let first = self.first.get_or_init(|| {
+            let mut first = [u32::MAX; LOOKED_UP.len()];
+            for (index, entry) in self.entries.iter().enumerate() {
+                if let Some(slot) = looked_up(entry.key)
+                    && first[slot] == u32::MAX
+                {
+                    first[slot] = u32::try_from(index).unwrap_or(u32::MAX);
+                }
+            }
+            first
+        });
+        self.entries.get(first[slot] as usize)
+    }
+}
+
 /// The document being walked: the tree and the text its spans index (for Helm templates, the
 /// masked text).
 #[derive(Clone, Copy)]
