@@ -104,14 +104,35 @@ pub fn scan_values(
     path: &Path,
     text: &str,
 ) -> Result<(Vec<Finding>, Option<chart::ValuesFile>), Error> {
+    scan_values_reading(path, text, true)
+}
+
+/// [`scan_values`]; `defer`: leave unread the flow collections the walk would pass over
+/// (`yaml::read_values`).
+fn scan_values_reading(
+    path: &Path,
+    text: &str,
+    defer: bool,
+) -> Result<(Vec<Finding>, Option<chart::ValuesFile>), Error> {
     if !may_hold_reference(FileKind::Yaml, text.as_bytes()) {
         return Ok((Vec::new(), None));
     }
-    let tree = yaml::read(path, text, yaml::Mode::Strict)?;
-    let mut sink = common::Sink::new(text, FileKind::Yaml);
     // One walk of the tree for the findings and the chart's image maps.
     let mut images = chart::Collect::new(text);
-    rules::apply_with(&mut sink, &tree, text, path, Some(&mut images))?;
+    // The walk passes over a collection without the image maps' words (which include the
+    // rules'), so the reader need not read one into nodes.
+    let words = rules::walk_words(&images).filter(|_| defer);
+    let offsets = words.map(|words| rules::word_offsets(text, words));
+    let known = words
+        .zip(offsets.as_deref())
+        .map(|(words, offsets)| rules::Offsets { words, offsets });
+    let tree = match known {
+        Some(known) => yaml::read_values(path, text, known.offsets)?,
+        None => yaml::read(path, text, yaml::Mode::Strict)?,
+    };
+    let mut sink = common::Sink::new(text, FileKind::Yaml);
+    // The walk finds the words where the reader found them.
+    rules::apply_with(&mut sink, &tree, text, path, Some(&mut images), known)?;
     let images = images.finish();
     Ok((
         sink.finish(),

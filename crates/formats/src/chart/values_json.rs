@@ -72,14 +72,41 @@ impl ValuesFile {
         base_path: &Path,
         base_text: &str,
     ) -> Result<super::ValuesImages, Error> {
-        super::candidates::overlay_images_of(
-            &self.tree, &self.text, &self.path, base_path, base_text,
-        )
+        // An overlay is looked into by the base's paths, collections left unread too: read
+        // whole (an overlay of a chart's values is rare, and small).
+        let whole;
+        let tree = if self.tree.has_deferred {
+            whole = yaml::read(&self.path, &self.text, Mode::Strict)?;
+            &whole
+        } else {
+            &self.tree
+        };
+        super::candidates::overlay_images_of(tree, &self.text, &self.path, base_path, base_text)
     }
 
     /// See [`values_json`].
     pub fn json(&self, keys: &BTreeSet<String>) -> Value {
         json_of(&self.tree, &self.text, keys)
+    }
+
+    /// The top-level keys (scalars) of the first document.
+    #[cfg(test)]
+    pub(crate) fn top_keys(&self) -> BTreeSet<String> {
+        let Some(Some(root)) = self.tree.documents.first() else {
+            return BTreeSet::new();
+        };
+        self.tree
+            .children(*root)
+            .chunks(2)
+            .filter_map(|pair| self.tree.scalar(pair[0], &self.text))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Whether a collection was left unread.
+    #[cfg(test)]
+    pub(crate) fn has_deferred(&self) -> bool {
+        self.tree.has_deferred
     }
 }
 
@@ -117,6 +144,13 @@ pub(crate) fn convert(tree: &Tree, text: &str, id: NodeId, depth: usize) -> Valu
     let node = tree.node(id);
     match node.kind {
         Kind::Alias { target } => convert(tree, text, target, depth + 1),
+        Kind::Deferred => {
+            let source = text.get(node.span.range()).unwrap_or_default();
+            match yaml::read_deferred(source) {
+                Some((sub, root)) => convert(&sub, source, root, depth),
+                None => Value::String(UNTYPED.to_owned()),
+            }
+        }
         Kind::Mapping { .. } => {
             let mut map = Map::new();
             for pair in tree.children(id).chunks(2) {

@@ -27,7 +27,7 @@ use crate::yaml::Tree;
 use crate::yaml::tree::{NodeId, Style};
 use crate::{EditSite, Error, FileKind, Status};
 pub(crate) use kubernetes::is_image_key;
-pub(crate) use walk::{At, Doc, Entry, ScalarAt, Seg};
+pub(crate) use walk::{At, Doc, Entry, Offsets, ScalarAt, Seg, word_offsets};
 use walk::{Limit, Use, Uses, Visitor, Words};
 
 /// The rules of one file kind.
@@ -47,6 +47,11 @@ pub(crate) trait Rules {
     fn words(&self) -> Option<&'static Words> {
         None
     }
+}
+
+/// The words of `visitor` (see [`Visitor::words`]).
+pub(crate) fn walk_words(visitor: &dyn Visitor<'_>) -> Option<&'static Words> {
+    visitor.words()
 }
 
 /// The words every mapping the rules for `kind` report from holds in its source, if there are
@@ -261,19 +266,20 @@ pub(crate) fn apply(
     structure: &str,
     path: &Path,
 ) -> Result<(), Error> {
-    apply_with(sink, tree, structure, path, None)
+    apply_with(sink, tree, structure, path, None, None)
 }
 
 /// [`apply`], with `first` called for every mapping of the first document too (its walk
 /// shared): a chart's values file is walked once for its findings and its image maps. The
 /// walk then passes over what holds none of `first`'s words (see [`Visitor::words`]), which
-/// must include the rules' own.
+/// must include the rules' own. `known`: where some words are in `structure`, found already.
 pub(crate) fn apply_with<'t>(
     sink: &mut Sink<'_>,
     tree: &'t Tree,
     structure: &'t str,
     path: &Path,
     mut first: Option<&mut dyn Visitor<'t>>,
+    known: Option<Offsets<'_>>,
 ) -> Result<(), Error> {
     let rules = rules_for(sink.kind);
     let doc = Doc { tree, structure };
@@ -290,8 +296,11 @@ pub(crate) fn apply_with<'t>(
             },
         };
         let walked = match first.as_deref_mut().filter(|_| index == 0) {
-            Some(also) => walk::walk(doc, *root, &aliased, &mut Both(&mut visitor, also)),
-            None => walk::walk(doc, *root, &aliased, &mut visitor),
+            Some(also) => {
+                let both = &mut Both(&mut visitor, also);
+                walk::walk_knowing(doc, *root, &aliased, both, known)
+            }
+            None => walk::walk_knowing(doc, *root, &aliased, &mut visitor, known),
         };
         let uses = walked.map_err(|limit| {
             let (at, message) = match limit {

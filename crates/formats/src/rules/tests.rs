@@ -417,3 +417,77 @@ fn a_lookup_finds_the_first_entry_of_a_key_as_a_search_would() {
         }
     }
 }
+
+/// A chart's values read with the collections no rule looks into left unread give what
+/// reading them all gives: the findings, the image maps, the values a template reads (every
+/// top-level key), and the images of the file laid over a base, on hand-written values, real
+/// charts and the YAML test suite.
+#[test]
+fn values_read_with_collections_left_unread_give_what_reading_them_gives() {
+    let written = [
+        "component0:\n  enabled: true\n  image:\n    repository: worker\n    tag: \"v1.18\"\n  setting0: { limit: 969, request: \"1430Mi\", labels: [a, b, c] }\n",
+        // A merge key's collection is looked into: here it holds the tag of a split map.
+        "app:\n  repository: nginx\n  <<: {tag: \"1.25\"}\n  extra: {tag: x}\n",
+        "resources: {limits: {cpu: 100m, memory: 1Gi}, requests: [1, 2.5, true, null, \"x\", ~]}\n",
+        "a:\n  - b: {c: d}\n  - {e: [f, g]}\nh: [i, {j: k}]\n",
+        "redis: {tag: 7.2}\nimage: {repository: nginx, tag: \"1.25\"}\n",
+        "x: {y: z} # a comment\ny: {\"q\": \"r s\", t: [u, ]}\n",
+        "deep: {a: {b: {c: {d: {e: [f]}}}}}\nimages: {main: {repository: r}}\n",
+    ];
+    let base = "redis:\n  repository: bitnami/redis\n  tag: \"7.0\"\nimage:\n  repository: nginx\n";
+    let written_files = written
+        .iter()
+        .map(|text| ("values.yaml".into(), (*text).to_owned()));
+    // A scan reads nothing of a file without `image`: each file also with a comment that has it.
+    let mut files = Vec::new();
+    for (path, text) in written_files.chain(shared_yaml()) {
+        files.push((path.clone(), format!("# image\n{text}")));
+        files.push((path, text));
+    }
+    let (mut compared, mut deferred) = (0, 0);
+    for (path, text) in &files {
+        let read = |defer| {
+            crate::scan_values_reading(path, text, defer).map_err(|error| error.to_string())
+        };
+        let (left, whole) = match (read(true), read(false)) {
+            (Ok(left), Ok(whole)) => (left, whole),
+            (left, whole) => {
+                assert_eq!(left.err(), whole.err(), "{path:?}");
+                continue;
+            }
+        };
+        assert_eq!(left.0, whole.0, "{path:?}");
+        let (Some(mut left), Some(mut whole)) = (left.1, whole.1) else {
+            continue;
+        };
+        compared += 1;
+        deferred += usize::from(left.has_deferred());
+        assert!(!whole.has_deferred());
+        let keys = whole.top_keys();
+        assert_eq!(left.json(&keys), whole.json(&keys), "{path:?}");
+        assert_eq!(left.images().ok(), whole.images().ok(), "{path:?}");
+        let base_path = Path::new("base/values.yaml");
+        assert_eq!(
+            left.overlay_images(base_path, base).ok(),
+            whole.overlay_images(base_path, base).ok(),
+            "{path:?}"
+        );
+    }
+    assert!(
+        compared > 100 && deferred > 10,
+        "{compared} compared, {deferred} deferred"
+    );
+    // The overlay's `redis: {tag: 7.2}` is found, though its line has no word.
+    let (_, values) = crate::scan_values(Path::new("values-prod.yaml"), written[4]).unwrap();
+    let overlay = values
+        .unwrap()
+        .overlay_images(Path::new("values.yaml"), base)
+        .unwrap();
+    assert!(
+        overlay
+            .candidates
+            .iter()
+            .any(|c| c.path == ["redis"] && c.overlaid),
+        "{overlay:?}"
+    );
+}

@@ -402,15 +402,7 @@ impl Marks {
     /// The words within `span` of `text` (a document's: a stream of many documents is walked
     /// once per document, and each must search only its own text).
     fn of(text: &str, span: Span, words: &Words) -> Self {
-        let within = text.as_bytes().get(span.range()).unwrap_or_default();
-        let mut at: Vec<u32> = words
-            .0
-            .iter()
-            .flat_map(|word| word.find_iter(within))
-            .map(|offset| u32::try_from(offset).map_or(u32::MAX, |o| o.saturating_add(span.start)))
-            .collect();
-        at.sort_unstable();
-        Self(at)
+        Self(offsets_within(text, span, words))
     }
 
     /// Whether a word starts within `span`.
@@ -418,6 +410,24 @@ impl Marks {
         let first = self.0.partition_point(|&at| at < span.start);
         self.0.get(first).is_some_and(|&at| at < span.end)
     }
+}
+
+/// Where `words` start in `text`, sorted.
+pub(crate) fn word_offsets(text: &str, words: &Words) -> Vec<u32> {
+    offsets_within(text, Span::new(0..text.len()), words)
+}
+
+/// Where `words` start within `span` of `text`, sorted.
+fn offsets_within(text: &str, span: Span, words: &Words) -> Vec<u32> {
+    let within = text.as_bytes().get(span.range()).unwrap_or_default();
+    let mut at: Vec<u32> = words
+        .0
+        .iter()
+        .flat_map(|word| word.find_iter(within))
+        .map(|offset| u32::try_from(offset).map_or(u32::MAX, |o| o.saturating_add(span.start)))
+        .collect();
+    at.sort_unstable();
+    at
 }
 
 /// The walk went past its limits.
@@ -452,6 +462,25 @@ pub(crate) fn walk<'t>(
     aliased: &HashSet<NodeId>,
     visitor: &mut dyn Visitor<'t>,
 ) -> Result<Uses<'t>, Limit> {
+    walk_knowing(doc, root, aliased, visitor, None)
+}
+
+/// Where some [`Words`] start in a text, found already.
+#[derive(Clone, Copy)]
+pub(crate) struct Offsets<'a> {
+    pub(crate) words: &'static Words,
+    /// Sorted, as [`word_offsets`] gives them.
+    pub(crate) offsets: &'a [u32],
+}
+
+/// [`walk`], with where the visitor's words are in the whole text when it is `known`.
+pub(crate) fn walk_knowing<'t>(
+    doc: Doc<'t>,
+    root: NodeId,
+    aliased: &HashSet<NodeId>,
+    visitor: &mut dyn Visitor<'t>,
+    known: Option<Offsets<'_>>,
+) -> Result<Uses<'t>, Limit> {
     let budget = doc
         .tree
         .nodes
@@ -463,7 +492,17 @@ pub(crate) fn walk<'t>(
     let marks = visitor
         .words()
         .filter(|_| aliased.is_empty() && !tests::every_collection())
-        .map(|words| Marks::of(doc.structure, doc.tree.node(root).span, words));
+        .map(|words| {
+            let span = doc.tree.node(root).span;
+            match known {
+                Some(known) if std::ptr::eq(known.words, words) => {
+                    let first = known.offsets.partition_point(|&at| at < span.start);
+                    let end = known.offsets.partition_point(|&at| at < span.end);
+                    Marks(known.offsets[first..end.max(first)].to_vec())
+                }
+                _ => Marks::of(doc.structure, span, words),
+            }
+        });
     let mut walker = Walker {
         doc,
         visitor,
@@ -515,7 +554,7 @@ impl Walker<'_, '_> {
                 .as_ref()
                 .is_some_and(|marks| !marks.within(node.span));
             return match node.kind {
-                Kind::Scalar { .. } | Kind::Alias { .. } => Ok(()),
+                Kind::Scalar { .. } | Kind::Alias { .. } | Kind::Deferred => Ok(()),
                 _ if passed_over => Ok(()),
                 _ => self.visit_node(at),
             };
@@ -538,7 +577,7 @@ impl Walker<'_, '_> {
                 let tree = self.doc.tree;
                 for (index, &child) in tree.children(at.node).iter().enumerate() {
                     if self.aliased.is_empty()
-                        && matches!(tree.node(child).kind, Kind::Scalar { .. })
+                        && matches!(tree.node(child).kind, Kind::Scalar { .. } | Kind::Deferred)
                     {
                         continue;
                     }
@@ -567,7 +606,7 @@ impl Walker<'_, '_> {
                     if self.aliased.is_empty()
                         && matches!(
                             self.doc.tree.node(entry.value.node).kind,
-                            Kind::Scalar { .. }
+                            Kind::Scalar { .. } | Kind::Deferred
                         )
                     {
                         // Nothing to record, nothing to walk (the budget is the tree's size).
@@ -581,7 +620,9 @@ impl Walker<'_, '_> {
                 self.pool.push(entries);
                 result?;
             }
-            Kind::Alias { .. } => {}
+            // A deferred collection holds none of the visitors' words, no anchor and no alias:
+            // no visitor acts in it, and no scalar in it is edited, so none of its uses counts.
+            Kind::Alias { .. } | Kind::Deferred => {}
         }
         Ok(())
     }

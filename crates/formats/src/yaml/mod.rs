@@ -72,6 +72,27 @@ pub(crate) fn read(path: &Path, text: &str, mode: Mode) -> Result<Tree, Error> {
     })
 }
 
+/// Reads a chart's values `text` as [`read`] does ([`Mode::Strict`]), except that a flow
+/// collection on one line that is a key's value, on a line where none of the words at `marks`
+/// (sorted offsets in `text`) starts, is left unread when it is simple enough to be known
+/// valid at a glance: a [`tree::Kind::Deferred`] node. A values file is mostly such
+/// collections (`resources: {limits: {cpu: 100m}}`), and building their nodes was most of its
+/// reading; no rule and no image map looks into them. The key `<<` is the exception: what it
+/// merges is looked into.
+pub(crate) fn read_values(path: &Path, text: &str, marks: &[u32]) -> Result<Tree, Error> {
+    if let Ok(tree) = fast::read_deferring(text, marks) {
+        return Ok(tree);
+    }
+    read(path, text, Mode::Strict)
+}
+
+/// The tree of a deferred collection's `source` and its root, as [`read`] reads it.
+pub(crate) fn read_deferred(source: &str) -> Option<(Tree, tree::NodeId)> {
+    let tree = read(Path::new(""), source, Mode::Strict).ok()?;
+    let root = (*tree.documents.first()?)?;
+    Some((tree, root))
+}
+
 /// Reads `text` leniently ([`Mode::Lenient`]), but only the documents whose text `keep`
 /// keeps: the others are passed over unread, as empty documents. For a caller that looks only
 /// at what holds some words: a Helm template of several documents often has one that matters.

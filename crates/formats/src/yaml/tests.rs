@@ -67,6 +67,12 @@ fn node_events(
         Kind::Alias { target } => {
             let _ = writeln!(out, "=ALI *{}", numbers.get(&target).copied().unwrap_or(0));
         }
+        // The events of the collection it stands for.
+        Kind::Deferred => {
+            let source = &text[node.span.range()];
+            let (sub, root) = super::read_deferred(source).expect("a deferred collection reads");
+            node_events(&sub, source, root, &mut HashMap::new(), out);
+        }
     }
 }
 
@@ -192,6 +198,11 @@ fn yaml_test_suite() {
         let text = std::fs::read_to_string(case.join("in.yaml")).unwrap();
         let conformant = conformant::read(&text);
         let fast = fast::read(&text);
+        // With every collection it may leave unread left unread (no word anywhere).
+        let deferring = fast::read_deferring(&text, &[]);
+        if deferring.is_ok() != fast.is_ok() {
+            failures.push(format!("{name}: deferring reads {:?}", deferring.is_ok()));
+        }
         if case.join("error").exists() {
             if fast.is_ok() {
                 failures.push(format!("{name}: the fast reader accepts invalid YAML"));
@@ -216,6 +227,12 @@ fn yaml_test_suite() {
         let got = events(&conformant, &text);
         if got != expected {
             failures.push(format!("{name}: conformant\n{got}\nexpected\n{expected}"));
+        }
+        if let Ok(deferring) = deferring {
+            let got = events(&deferring, &text);
+            if got != expected {
+                failures.push(format!("{name}: deferring\n{got}\nexpected\n{expected}"));
+            }
         }
         if let Ok(fast) = fast {
             fast_read += 1;
@@ -318,6 +335,22 @@ fn yamlish_line() -> impl proptest::strategy::Strategy<Value = String> {
         "''",
         "x\ty",
         "#comment",
+        "{a: b, {c: d}}",
+        "{a: [b, {c: d}], e: \"f\"}",
+        "{a: b c}",
+        "{a:b}",
+        "{\"a\":b}",
+        "{a: \"b\\\"c\"}",
+        "[a, [b, [c]]]",
+        "{a: b, }",
+        "[ ]",
+        "{ a: 1 , b: 2 }",
+        "{a: -1, b: +2, c: /x/y.z}",
+        "[-a, a-b, c+d]",
+        "{a: b}#c",
+        "{a: b} x",
+        "{<<: {a: b}}",
+        "{a: {b: {c: {d: []}}}}",
     ]);
     let comment = prop::sample::select(vec!["", "", " # c", " #c", "  # tagpin:ignore"]);
     prop_oneof![
@@ -346,10 +379,52 @@ proptest::proptest! {
             proptest::prop_assert_eq!(events(&fast, &text), events(&conformant, &text), "{:?}", text);
             proptest::prop_assert_eq!(scalar_spans(&fast), scalar_spans(&conformant), "{:?}", text);
         }
+        // Leaving collections unread reads the same text, to the same events.
+        let deferring = fast::read_deferring(&text, &[]);
+        proptest::prop_assert_eq!(deferring.is_ok(), fast::read(&text).is_ok(), "{:?}", text);
+        if let (Ok(deferring), Ok(fast)) = (deferring, fast::read(&text)) {
+            proptest::prop_assert_eq!(events(&deferring, &text), events(&fast, &text), "{:?}", text);
+        }
         // Lenient reading never panics and keeps spans inside the text.
         let lenient = fast::read_lenient(&text);
         for node in &lenient.nodes {
             proptest::prop_assert!(node.span.end as usize <= text.len());
+        }
+    }
+}
+
+/// One-line flow collections of many shapes, made of the pieces the fast reader's `skim` reads and
+/// of pieces that look like them.
+fn flow_collection() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let piece = prop::sample::select(vec![
+        "{", "}", "[", "]", ", ", ",", ": ", ":", " ", "a", "b1", "c.d/e", "-x", "x-", "+", "_",
+        "\"q\"", "\"q r\"", "\"\\\"\"", "\"", "'s'", "#", " #", "{}", "[]", "~", "&a ", "*a",
+        "!t ", "?", "ü", "<<", "%", "@",
+    ]);
+    (
+        prop::sample::select(vec!["{", "["]),
+        proptest::collection::vec(piece, 0..24),
+    )
+        .prop_map(|(open, pieces)| format!("{open}{}", pieces.concat()))
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 8192, ..Default::default() })]
+
+    /// A flow collection left unread is one the fast reader reads, over the same bytes: the
+    /// two readings accept the same texts and give the same events.
+    #[test]
+    fn a_collection_left_unread_is_one_the_fast_reader_reads(
+        flow in flow_collection(),
+        nested in proptest::prelude::any::<bool>(),
+    ) {
+        let text = if nested { format!("k:\n  j: {flow}\n  l: x\n") } else { format!("k: {flow}\n") };
+        let fast = fast::read(&text);
+        let deferring = fast::read_deferring(&text, &[]);
+        proptest::prop_assert_eq!(deferring.is_ok(), fast.is_ok(), "{:?}", text);
+        if let (Ok(deferring), Ok(fast)) = (deferring, fast) {
+            proptest::prop_assert_eq!(events(&deferring, &text), events(&fast, &text), "{:?}", text);
         }
     }
 }

@@ -65,6 +65,10 @@ pub(crate) enum Kind {
     Alias {
         target: NodeId,
     },
+    /// A flow collection on one line of a chart's values, not read into nodes: a collection
+    /// no rule and no image map looks into (see [`super::read_values`]). Its source is at the
+    /// span; whoever needs its value reads it from there ([`super::read_deferred`]).
+    Deferred,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,6 +95,8 @@ pub(crate) struct Tree {
     pub(crate) documents: Vec<Option<NodeId>>,
     /// Whether any node is an alias.
     pub(crate) has_aliases: bool,
+    /// Whether any node is [`Kind::Deferred`].
+    pub(crate) has_deferred: bool,
 }
 
 impl Tree {
@@ -104,7 +110,7 @@ impl Tree {
             Kind::Mapping { first, len } | Kind::Sequence { first, len } => {
                 &self.children[first as usize..(first + len) as usize]
             }
-            Kind::Scalar { .. } | Kind::Alias { .. } => &[],
+            Kind::Scalar { .. } | Kind::Alias { .. } | Kind::Deferred => &[],
         }
     }
 
@@ -218,6 +224,7 @@ impl Builder {
                 strings: Vec::new(),
                 documents: Vec::new(),
                 has_aliases: false,
+                has_deferred: false,
             },
             ..Self::default()
         }
@@ -296,6 +303,17 @@ impl Builder {
     /// An empty plain scalar (a missing value) at `at`.
     pub(crate) fn null(&mut self, at: usize, anchored: bool, tag: Option<u32>) -> NodeId {
         self.scalar(Span::new(at..at), Style::Plain, None, anchored, tag)
+    }
+
+    /// A flow collection left unread, at `span` (see [`Kind::Deferred`]).
+    pub(crate) fn deferred(&mut self, span: Span) -> NodeId {
+        self.tree.has_deferred = true;
+        self.push(Node {
+            kind: Kind::Deferred,
+            span,
+            anchored: false,
+            tag: None,
+        })
     }
 
     pub(crate) fn alias(&mut self, span: Span, target: NodeId) -> NodeId {

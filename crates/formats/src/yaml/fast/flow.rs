@@ -173,3 +173,112 @@ fn plain_end(s: &[u8], at: usize, end: usize) -> Result<usize, Bail> {
     }
     Err(Bail)
 }
+
+/// Where the flow collection opening at `at` closes (the offset after it, before `end`), when
+/// it is of a shape [`read`] reads without a doubt: nested at most `room` deep (and 64); each
+/// mapping entry a key, `: `, and a value; each key, value and item a word of `[A-Za-z0-9_./]`
+/// (`-` and `+` allowed after the first byte), a double-quoted text without `\`, or (values
+/// and items) a collection. `None` for anything else: not a verdict on the YAML, only on the
+/// glance, and [`read`] reads it then. Whatever this accepts, [`read`] reads as a collection
+/// over the same bytes (the tests hold it to that).
+pub(super) fn skim(s: &[u8], at: usize, end: usize, room: usize) -> Option<usize> {
+    let room = room.min(64);
+    // The open collections, innermost in the lowest bit: set for a mapping.
+    let mut mappings: u64 = 0;
+    let mut depth = 0;
+    let mut p = at;
+    // `s[p]` opens a collection.
+    let mut opening = true;
+    // An entry (or the collection's close) comes next; else a `,` or the close.
+    let mut entry = true;
+    loop {
+        if opening {
+            if depth == room {
+                return None;
+            }
+            mappings = (mappings << 1) | u64::from(s[p] == b'{');
+            depth += 1;
+            p = skip_spaces(s, p + 1, end);
+            opening = false;
+            entry = true;
+            if p >= end {
+                return None;
+            }
+        }
+        let close = if mappings & 1 == 1 { b'}' } else { b']' };
+        if s[p] == close {
+            mappings >>= 1;
+            depth -= 1;
+            p += 1;
+            if depth == 0 {
+                return Some(p);
+            }
+            entry = false;
+        } else if !entry {
+            if s[p] != b',' {
+                return None;
+            }
+            entry = true;
+            p += 1;
+        } else {
+            if mappings & 1 == 1 {
+                let key_end = word(s, p, end)?;
+                if key_end - p > MAX_KEY_LEN || s.get(key_end..key_end + 2) != Some(b": ") {
+                    return None;
+                }
+                p = skip_spaces(s, key_end + 2, end);
+                if p >= end {
+                    return None;
+                }
+            }
+            if matches!(s[p], b'{' | b'[') {
+                opening = true;
+                continue;
+            }
+            p = word(s, p, end)?;
+            entry = false;
+        }
+        p = skip_spaces(s, p, end);
+        if p >= end {
+            return None;
+        }
+    }
+}
+
+/// The end of a [`skim`] word at `at`.
+#[inline]
+fn word(s: &[u8], at: usize, end: usize) -> Option<usize> {
+    if s[at] == b'"' {
+        let close = at + 1 + memchr::memchr(b'"', &s[at + 1..end])?;
+        return memchr::memchr(b'\\', &s[at + 1..close])
+            .is_none()
+            .then_some(close + 1);
+    }
+    if WORD[usize::from(s[at])] != WORD_FIRST {
+        return None;
+    }
+    let mut p = at + 1;
+    while p < end && WORD[usize::from(s[p])] != 0 {
+        p += 1;
+    }
+    Some(p)
+}
+
+/// A [`skim`] word's bytes: [`WORD_FIRST`] may start one, any byte not 0 continue it.
+static WORD: [u8; 256] = {
+    let mut bytes = [0; 256];
+    let mut c: u8 = 0;
+    loop {
+        if c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'/') {
+            bytes[c as usize] = WORD_FIRST;
+        } else if matches!(c, b'-' | b'+') {
+            bytes[c as usize] = 1;
+        }
+        if c == u8::MAX {
+            break;
+        }
+        c += 1;
+    }
+    bytes
+};
+const WORD_FIRST: u8 = 2;

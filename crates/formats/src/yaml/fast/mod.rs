@@ -20,7 +20,7 @@ mod scalar;
 
 use std::collections::HashMap;
 
-use super::tree::{Builder, NodeId, Span, Style, TooDeep, Tree};
+use super::tree::{Builder, MAX_DEPTH, NodeId, Span, Style, TooDeep, Tree};
 
 /// The fast reader does not vouch for this text: read it with the conformant reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,11 +52,26 @@ pub(crate) type Keep<'k> = Option<&'k dyn Fn(&str) -> bool>;
 
 /// [`read`], reading only the documents `keep` keeps.
 pub(crate) fn read_kept(text: &str, keep: Keep<'_>) -> Result<Tree, Bail> {
+    read_strictly(text, keep, None)
+}
+
+/// [`read`], leaving unread the flow collections `yaml::read_values` describes, on lines
+/// where none of `marks` (sorted offsets in `text`) is.
+pub(crate) fn read_deferring(text: &str, marks: &[u32]) -> Result<Tree, Bail> {
+    read_strictly(text, None, Some(marks))
+}
+
+fn read_strictly<'t>(
+    text: &'t str,
+    keep: Keep<'t>,
+    defer: Option<&'t [u32]>,
+) -> Result<Tree, Bail> {
     if !printable(text) {
         return Err(Bail);
     }
     let mut reader = Reader::new(text, false);
     reader.keep = keep;
+    reader.defer = defer;
     reader.run()?;
     Ok(reader.b.finish())
 }
@@ -190,6 +205,9 @@ struct Reader<'t> {
     lenient: bool,
     /// Which documents to read (all, when `None`).
     keep: Keep<'t>,
+    /// Where the words are that keep a flow collection on their line read, when collections
+    /// may be left unread (see [`read_deferring`]).
+    defer: Option<&'t [u32]>,
     /// At a document's start: nothing of it read yet.
     fresh: bool,
     b: Builder,
@@ -212,6 +230,7 @@ impl<'t> Reader<'t> {
             s: text.as_bytes(),
             lenient,
             keep: None,
+            defer: None,
             fresh: true,
             // About one node per 16 bytes in real files (measured on values files).
             b: Builder::with_capacity(text.len() / 16),
@@ -507,6 +526,8 @@ impl<'t> Reader<'t> {
         let Some((key, after_colon)) = self.key_at(first, line.end)? else {
             return Err(Bail);
         };
+        // What a merge key merges is looked into, whatever its words.
+        let merges = self.text.get(key.span.range()) == Some("<<");
         self.b.scalar(key.span, key.style, key.decoded, false, None);
         self.last_end = key.span.end as usize;
         let s = self.s;
@@ -525,7 +546,38 @@ impl<'t> Reader<'t> {
         if scalar::is_dash(s, at, line.end) {
             return Err(Bail);
         }
+        if anchor.is_none()
+            && !merges
+            && let Some(end) = self.deferrable(line, at)
+        {
+            self.b.deferred(Span::new(at..end));
+            self.last_end = end;
+            return self.line_rest(end, line);
+        }
         self.node(line, at, parent, anchor)
+    }
+
+    /// Where the flow collection at `at`, a key's value on `line`, ends, when it may be left
+    /// unread: collections may be (see [`read_deferring`]), no word is on the line, and
+    /// [`flow::skim`] knows it valid.
+    fn deferrable(&self, line: Line, at: usize) -> Option<usize> {
+        let marks = self.defer?;
+        if !matches!(self.s[at], b'[' | b'{') {
+            return None;
+        }
+        let first = marks.partition_point(|&mark| (mark as usize) < line.start);
+        if marks
+            .get(first)
+            .is_some_and(|&mark| (mark as usize) < line.end)
+        {
+            return None;
+        }
+        flow::skim(
+            self.s,
+            at,
+            line.end,
+            MAX_DEPTH.saturating_sub(self.b.depth()),
+        )
     }
 
     /// `&name` at `at`: the name and where the node after it starts.
