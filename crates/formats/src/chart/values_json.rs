@@ -146,6 +146,14 @@ pub(crate) fn convert(tree: &Tree, text: &str, id: NodeId, depth: usize) -> Valu
         Kind::Alias { target } => convert(tree, text, target, depth + 1),
         Kind::Deferred => {
             let source = text.get(node.span.range()).unwrap_or_default();
+            // Skimmed into a value directly, unless its nesting could pass the depth limit.
+            let mut skim = JsonSkim::new(source);
+            if depth + 64 <= MAX_DEPTH
+                && yaml::fast::skim_deferred(source, &mut skim)
+                && let Some(value) = skim.value
+            {
+                return value;
+            }
             match yaml::read_deferred(source) {
                 Some((sub, root)) => convert(&sub, source, root, depth),
                 None => Value::String(UNTYPED.to_owned()),
@@ -176,6 +184,71 @@ pub(crate) fn convert(tree: &Tree, text: &str, id: NodeId, depth: usize) -> Valu
             }
             plain(value)
         }
+    }
+}
+
+/// The value of a deferred collection, built as [`convert`] builds it from the collection's
+/// nodes, from what `yaml::fast::skim_deferred` tells of it.
+struct JsonSkim<'s> {
+    source: &'s str,
+    /// The open collections, each with the key it is the value of (in a mapping).
+    open: Vec<(Value, Option<String>)>,
+    /// The key of the innermost mapping's entry whose value comes next.
+    key: Option<String>,
+    /// The collection, once closed.
+    value: Option<Value>,
+}
+
+impl<'s> JsonSkim<'s> {
+    fn new(source: &'s str) -> Self {
+        Self {
+            source,
+            open: Vec::new(),
+            key: None,
+            value: None,
+        }
+    }
+
+    fn put(&mut self, value: Value) {
+        match self.open.last_mut() {
+            None => self.value = Some(value),
+            Some((Value::Object(map), _)) => {
+                map.insert(self.key.take().unwrap_or_default(), value);
+            }
+            Some((Value::Array(items), _)) => items.push(value),
+            Some(_) => {}
+        }
+    }
+}
+
+impl yaml::fast::Skimmed for JsonSkim<'_> {
+    fn open(&mut self, mapping: bool) {
+        let collection = if mapping {
+            Value::Object(Map::new())
+        } else {
+            Value::Array(Vec::new())
+        };
+        self.open.push((collection, self.key.take()));
+    }
+
+    fn close(&mut self) {
+        if let Some((collection, key)) = self.open.pop() {
+            self.key = key;
+            self.put(collection);
+        }
+    }
+
+    fn scalar(&mut self, span: std::ops::Range<usize>, quoted: bool) {
+        let text = self.source.get(span).unwrap_or_default();
+        if matches!(self.open.last(), Some((Value::Object(_), _))) && self.key.is_none() {
+            self.key = Some(text.to_owned());
+            return;
+        }
+        self.put(if quoted {
+            Value::String(text.to_owned())
+        } else {
+            plain(text)
+        });
     }
 }
 

@@ -433,6 +433,8 @@ fn values_read_with_collections_left_unread_give_what_reading_them_gives() {
         "redis: {tag: 7.2}\nimage: {repository: nginx, tag: \"1.25\"}\n",
         "x: {y: z} # a comment\ny: {\"q\": \"r s\", t: [u, ]}\n",
         "deep: {a: {b: {c: {d: {e: [f]}}}}}\nimages: {main: {repository: r}}\n",
+        // Typed as Helm's reader types them, read from the collection's source.
+        "s: {a: 1, b: 2.5, c: true, d: null, e: \"x\", f: 0x1F, g: -3, h: +4, i: 1e3, j: .inf}\nt: {k: No, l: [], m: {}, n: \"\", o: [1, [2, {p: q}]], a: 1, a: \"2\", \"10\": ten}\n",
     ];
     let base = "redis:\n  repository: bitnami/redis\n  tag: \"7.0\"\nimage:\n  repository: nginx\n";
     let written_files = written

@@ -182,6 +182,32 @@ fn plain_end(s: &[u8], at: usize, end: usize) -> Result<usize, Bail> {
 /// glance, and [`read`] reads it then. Whatever this accepts, [`read`] reads as a collection
 /// over the same bytes (the tests hold it to that).
 pub(super) fn skim(s: &[u8], at: usize, end: usize, room: usize) -> Option<usize> {
+    skim_into(s, at, end, room, &mut ())
+}
+
+/// What [`skim_into`] reads, in order: a collection's opening and close, its keys and values.
+pub(crate) trait Skimmed {
+    fn open(&mut self, mapping: bool);
+    fn close(&mut self);
+    /// A key or a value at `span` (inside the quotes for a quoted one).
+    fn scalar(&mut self, span: std::ops::Range<usize>, quoted: bool);
+}
+
+/// Skimming only.
+impl Skimmed for () {
+    fn open(&mut self, _: bool) {}
+    fn close(&mut self) {}
+    fn scalar(&mut self, _: std::ops::Range<usize>, _: bool) {}
+}
+
+/// [`skim`], telling `into` what it reads (as far as it reads: on `None`, part of it).
+pub(crate) fn skim_into(
+    s: &[u8],
+    at: usize,
+    end: usize,
+    room: usize,
+    into: &mut impl Skimmed,
+) -> Option<usize> {
     let room = room.min(64);
     // The open collections, innermost in the lowest bit: set for a mapping.
     let mut mappings: u64 = 0;
@@ -198,6 +224,7 @@ pub(super) fn skim(s: &[u8], at: usize, end: usize, room: usize) -> Option<usize
             }
             mappings = (mappings << 1) | u64::from(s[p] == b'{');
             depth += 1;
+            into.open(s[p] == b'{');
             p = skip_spaces(s, p + 1, end);
             opening = false;
             entry = true;
@@ -210,6 +237,7 @@ pub(super) fn skim(s: &[u8], at: usize, end: usize, room: usize) -> Option<usize
             mappings >>= 1;
             depth -= 1;
             p += 1;
+            into.close();
             if depth == 0 {
                 return Some(p);
             }
@@ -226,6 +254,7 @@ pub(super) fn skim(s: &[u8], at: usize, end: usize, room: usize) -> Option<usize
                 if key_end - p > MAX_KEY_LEN || s.get(key_end..key_end + 2) != Some(b": ") {
                     return None;
                 }
+                tell_word(s, p, key_end, into);
                 p = skip_spaces(s, key_end + 2, end);
                 if p >= end {
                     return None;
@@ -235,13 +264,24 @@ pub(super) fn skim(s: &[u8], at: usize, end: usize, room: usize) -> Option<usize
                 opening = true;
                 continue;
             }
-            p = word(s, p, end)?;
+            let word_end = word(s, p, end)?;
+            tell_word(s, p, word_end, into);
+            p = word_end;
             entry = false;
         }
         p = skip_spaces(s, p, end);
         if p >= end {
             return None;
         }
+    }
+}
+
+/// Tells `into` of the word from `at` to `end`.
+fn tell_word(s: &[u8], at: usize, end: usize, into: &mut impl Skimmed) {
+    if s[at] == b'"' {
+        into.scalar(at + 1..end - 1, true);
+    } else {
+        into.scalar(at..end, false);
     }
 }
 

@@ -76,6 +76,17 @@ fn read_strictly<'t>(
     Ok(reader.b.finish())
 }
 
+pub(crate) use flow::Skimmed;
+
+/// Tells `into` what the collection `source` holds, when it is one [`read_deferring`] leaves
+/// unread (whole: it ends where `source` does); `false` otherwise.
+pub(crate) fn skim_deferred(source: &str, into: &mut impl Skimmed) -> bool {
+    let s = source.as_bytes();
+    !s.is_empty()
+        && matches!(s[0], b'{' | b'[')
+        && flow::skim_into(s, 0, s.len(), MAX_DEPTH, into) == Some(s.len())
+}
+
 /// [`read_lenient`], reading only the documents `keep` keeps.
 pub(crate) fn read_lenient_kept(text: &str, keep: Keep<'_>) -> Tree {
     let mut reader = Reader::new(text, true);
