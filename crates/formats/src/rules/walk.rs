@@ -273,7 +273,10 @@ impl<'t> Doc<'t> {
 pub(crate) trait Visitor<'t> {
     /// Words every mapping this visitor acts on holds in its own source (in a key): the walk
     /// then passes over a collection whose source holds none of them, as it would find
-    /// nothing there. `None`: any mapping may concern it.
+    /// nothing there. `None`: any mapping may concern it. A chart's values file is read with
+    /// the one-line flow collections on lines without the words left unread
+    /// (`yaml::read_values`): acting on a mapping, a visitor of a values file must not look
+    /// into an entry's collection value on such a line.
     fn words(&self) -> Option<&'static Words> {
         None
     }
