@@ -190,8 +190,12 @@ impl<'t> Visitor<'t> for Collect<'_> {
         let Some(path) = keys(path) else {
             return;
         };
-        let lookup = walk::Lookup::new(entries);
-        let scalar = |key: &str| lookup.get(key).and_then(|e| doc.scalar(&e.value));
+        let scalar = |key: &str| {
+            entries
+                .iter()
+                .find(|e| e.key == key)
+                .and_then(|e| doc.scalar(&e.value))
+        };
         if scalar("enabled").is_some_and(|s| s.style == Style::Plain && s.value == "false") {
             self.found.disabled.push(path.clone());
         }

@@ -151,7 +151,13 @@ mod tests {
             shared: bool,
         ) {
             if entries.iter().any(|e| e.key == "name") {
-                let map = Map::new(doc, at, path, entries, shared);
+                let map = Map {
+                    doc,
+                    at,
+                    path,
+                    entries,
+                    shared,
+                };
                 self.points.push(entry_point(&map, self.text));
             }
         }

@@ -86,30 +86,11 @@ pub(crate) struct Map<'t, 'w> {
     /// The mapping is aliased, or inside an aliased node: a new entry would appear in every
     /// place that uses it.
     pub(crate) shared: bool,
-    /// The entries by key, for [`Map::get`].
-    lookup: walk::Lookup<'w, 't>,
 }
 
-impl<'t, 'w> Map<'t, 'w> {
-    pub(crate) fn new(
-        doc: Doc<'t>,
-        at: &'w At,
-        path: &'w [Seg<'t>],
-        entries: &'w [Entry<'t>],
-        shared: bool,
-    ) -> Self {
-        Self {
-            doc,
-            at,
-            path,
-            entries,
-            shared,
-            lookup: walk::Lookup::new(entries),
-        }
-    }
-
-    pub(crate) fn get(&self, key: &str) -> Option<&'w At> {
-        self.lookup.get(key).map(|e| &e.value)
+impl<'t> Map<'t, '_> {
+    pub(crate) fn get(&self, key: &str) -> Option<&At> {
+        self.entries.iter().find(|e| e.key == key).map(|e| &e.value)
     }
 
     pub(crate) fn has(&self, key: &str) -> bool {
@@ -253,7 +234,13 @@ impl<'t> Visitor<'t> for RuleVisitor<'_, '_> {
         entries: &[Entry<'t>],
         shared: bool,
     ) {
-        let map = Map::new(doc, at, path, entries, shared);
+        let map = Map {
+            doc,
+            at,
+            path,
+            entries,
+            shared,
+        };
         self.rules.mapping(&map, &mut self.out);
     }
 }

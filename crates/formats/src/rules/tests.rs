@@ -367,57 +367,6 @@ fn the_image_maps_look_for_every_word_the_values_rules_look_for() {
     }
 }
 
-#[test]
-fn a_lookup_finds_the_first_entry_of_a_key_as_a_search_would() {
-    use super::walk::{At, Entry, Lookup};
-    let keys = [
-        "name",
-        "tag",
-        "image",
-        "tag",
-        "x",
-        "",
-        "repository",
-        "image",
-        "pullPolicy",
-        "Image",
-        "imagePullPolicy",
-        "sha",
-        "enabled",
-        "version",
-        "digest",
-        "registry",
-        "name",
-        "other",
-    ];
-    let entries: Vec<Entry<'_>> = keys
-        .iter()
-        .zip(0u32..)
-        .map(|(key, node)| Entry {
-            key,
-            value: At {
-                node,
-                chain: super::walk::Chain::default(),
-            },
-        })
-        .collect();
-    let asked = keys
-        .iter()
-        .copied()
-        .chain(["absent", "images", "ta", "nam"]);
-    for len in [0, 1, 3, 8, entries.len()] {
-        let lookup = Lookup::new(&entries[..len]);
-        for key in asked.clone() {
-            let searched = entries[..len].iter().find(|e| e.key == key);
-            assert_eq!(
-                lookup.get(key).map(|e| e.value.node),
-                searched.map(|e| e.value.node),
-                "{key:?} among {len}"
-            );
-        }
-    }
-}
-
 /// A chart's values read with the collections no rule looks into left unread give what
 /// reading them all gives: the findings, the image maps, the values a template reads (every
 /// top-level key), and the images of the file laid over a base, on hand-written values, real
