@@ -148,11 +148,7 @@ fn learn_file(
         );
         return None;
     };
-    let own_values = file.path.parent() == Some(chart.as_path())
-        && file
-            .path
-            .file_name()
-            .is_some_and(|name| name == "values.yaml");
+    let own_values = is_own_values(&file.path, &chart);
     let parsed = match values {
         Some(values) => Ok(values),
         None => chart::ValuesFile::read(&file.path, text.to_owned()).map_err(|e| e.to_string()),
@@ -393,6 +389,14 @@ fn chart_root(path: &Path) -> Option<PathBuf> {
     None
 }
 
+/// Whether `path` is the `values.yaml` of `chart` (as [`chart_root`] gives it: absolute). A
+/// path as walked is often relative (`tagpin scan .`): compared as given, the chart's own
+/// values were read as an overlay of themselves, three times over.
+fn is_own_values(path: &Path, chart: &Path) -> bool {
+    path.file_name().is_some_and(|name| name == "values.yaml")
+        && std::path::absolute(path).is_ok_and(|absolute| absolute.parent() == Some(chart))
+}
+
 /// The chart's `appVersion`, read from the top-level key of its `Chart.yaml`.
 fn app_version(chart: &Path) -> Option<String> {
     app_version_in(&std::fs::read_to_string(chart.join("Chart.yaml")).ok()?)
@@ -433,6 +437,23 @@ mod tests {
     }
 
     #[test]
+    fn a_chart_s_own_values_are_known_by_a_relative_path_too() {
+        // Below the working directory, to have a relative path to it.
+        let cwd = std::env::current_dir().unwrap();
+        let dir = tempfile::tempdir_in(&cwd).unwrap();
+        let chart = dir.path().join("chart");
+        std::fs::create_dir_all(chart.join("ci")).unwrap();
+        std::fs::write(chart.join("Chart.yaml"), "name: c\n").unwrap();
+        let relative = chart.strip_prefix(&cwd).unwrap();
+        assert!(relative.is_relative());
+        let values = relative.join("values.yaml");
+        let found = chart_root(&values).unwrap();
+        assert!(is_own_values(&values, &found));
+        assert!(is_own_values(&relative.join("./values.yaml"), &found));
+        assert!(!is_own_values(&relative.join("ci/values.yaml"), &found));
+    }
+
+    #[test]
     fn the_chart_is_the_nearest_directory_with_a_chart_yaml() {
         let dir = tempfile::tempdir().unwrap();
         let umbrella = dir.path().join("umbrella");
@@ -455,6 +476,12 @@ mod tests {
         );
         assert!(is_values_file(&sub.join("ci/test.yaml")));
         assert_eq!(chart_root(&dir.path().join("values.yaml")), None);
+        assert!(is_own_values(&umbrella.join("values.yaml"), &umbrella));
+        assert!(!is_own_values(
+            &umbrella.join("values-prod.yaml"),
+            &umbrella
+        ));
+        assert!(!is_own_values(&sub.join("values.yaml"), &umbrella));
         assert_eq!(app_version(&umbrella).as_deref(), Some("1.2.3"));
         assert_eq!(app_version(&sub), None);
         // The static reading takes it from the text it read for the chart's metadata.
