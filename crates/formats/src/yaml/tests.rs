@@ -400,7 +400,7 @@ fn flow_collection() -> impl proptest::strategy::Strategy<Value = String> {
     let piece = prop::sample::select(vec![
         "{", "}", "[", "]", ", ", ",", ": ", ":", " ", "a", "b1", "c.d/e", "-x", "x-", "+", "_",
         "\"q\"", "\"q r\"", "\"\\\"\"", "\"", "'s'", "#", " #", "{}", "[]", "~", "&a ", "*a",
-        "!t ", "?", "ü", "<<", "%", "@",
+        "!t ", "?", "ü", "<<", "%", "@", "\\",
     ]);
     (
         prop::sample::select(vec!["{", "["]),
@@ -426,6 +426,33 @@ proptest::proptest! {
         if let (Ok(deferring), Ok(fast)) = (deferring, fast) {
             proptest::prop_assert_eq!(events(&deferring, &text), events(&fast, &text), "{:?}", text);
         }
+    }
+}
+
+/// The skim leaves to the reader every collection with an escape in a quoted word, valid or
+/// not, and whatever it accepts the reader reads the same.
+#[test]
+fn escapes_are_left_to_the_reader() {
+    for flow in [
+        r#"["a\,b]"#,
+        r#"["a\"]"#,
+        r#"["a\", b]"#,
+        r#"{k: "x\", j: y}"#,
+        r#"{"k\": v}"#,
+        r#"["a\\", b]"#,
+        r#"[a, "b\tc"]"#,
+    ] {
+        assert!(!fast::skim_deferred(flow, &mut ()), "{flow}");
+        let text = format!("k: {flow}\n");
+        let fast = fast::read(&text);
+        let deferring = fast::read_deferring(&text, &[]);
+        assert_eq!(deferring.is_ok(), fast.is_ok(), "{text:?}");
+        if let (Ok(deferring), Ok(fast)) = (deferring, fast) {
+            assert_eq!(events(&deferring, &text), events(&fast, &text), "{text:?}");
+        }
+    }
+    for flow in [r#"["a", "b c"]"#, r#"{"k": "v", j: [x]}"#] {
+        assert!(fast::skim_deferred(flow, &mut ()), "{flow}");
     }
 }
 

@@ -201,6 +201,9 @@ impl Skimmed for () {
 }
 
 /// [`skim`], telling `into` what it reads (as far as it reads: on `None`, part of it).
+///
+/// One pass over the bytes, each looked at about once: a values file is mostly such
+/// collections, and this is most of its reading.
 pub(crate) fn skim_into(
     s: &[u8],
     at: usize,
@@ -208,72 +211,73 @@ pub(crate) fn skim_into(
     room: usize,
     into: &mut impl Skimmed,
 ) -> Option<usize> {
+    // Bounded by the line: past its end, `get` says `None`, which ends the skim.
+    let line = &s[..end];
     let room = room.min(64);
     // The open collections, innermost in the lowest bit: set for a mapping.
     let mut mappings: u64 = 0;
     let mut depth = 0;
+    // `line[p]` opens a collection.
     let mut p = at;
-    // `s[p]` opens a collection.
-    let mut opening = true;
-    // An entry (or the collection's close) comes next; else a `,` or the close.
-    let mut entry = true;
-    loop {
-        if opening {
-            if depth == room {
-                return None;
-            }
-            mappings = (mappings << 1) | u64::from(s[p] == b'{');
-            depth += 1;
-            into.open(s[p] == b'{');
-            p = skip_spaces(s, p + 1, end);
-            opening = false;
-            entry = true;
-            if p >= end {
-                return None;
-            }
-        }
-        let close = if mappings & 1 == 1 { b'}' } else { b']' };
-        if s[p] == close {
-            mappings >>= 1;
-            depth -= 1;
-            p += 1;
-            into.close();
-            if depth == 0 {
-                return Some(p);
-            }
-            entry = false;
-        } else if !entry {
-            if s[p] != b',' {
-                return None;
-            }
-            entry = true;
-            p += 1;
-        } else {
-            if mappings & 1 == 1 {
-                let key_end = word(s, p, end)?;
-                if key_end - p > MAX_KEY_LEN || s.get(key_end..key_end + 2) != Some(b": ") {
-                    return None;
-                }
-                tell_word(s, p, key_end, into);
-                p = skip_spaces(s, key_end + 2, end);
-                if p >= end {
-                    return None;
-                }
-            }
-            if matches!(s[p], b'{' | b'[') {
-                opening = true;
-                continue;
-            }
-            let word_end = word(s, p, end)?;
-            tell_word(s, p, word_end, into);
-            p = word_end;
-            entry = false;
-        }
-        p = skip_spaces(s, p, end);
-        if p >= end {
+    'open: loop {
+        if depth == room {
             return None;
         }
+        let mapping = line[p] == b'{';
+        mappings = (mappings << 1) | u64::from(mapping);
+        depth += 1;
+        into.open(mapping);
+        p = spaces_end(line, p + 1);
+        loop {
+            // At an entry, or at the collection's close (after its opening or a `,`).
+            let close = if mappings & 1 == 1 { b'}' } else { b']' };
+            let b = *line.get(p)?;
+            if b != close {
+                if mappings & 1 == 1 {
+                    let key_end = word_end(line, p)?;
+                    if key_end - p > MAX_KEY_LEN || line.get(key_end..key_end + 2) != Some(b": ") {
+                        return None;
+                    }
+                    tell_word(line, p, key_end, into);
+                    p = spaces_end(line, key_end + 2);
+                }
+                if matches!(line.get(p)?, b'{' | b'[') {
+                    continue 'open;
+                }
+                let value_end = word_end(line, p)?;
+                tell_word(line, p, value_end, into);
+                p = spaces_end(line, value_end);
+            }
+            // After an entry or a close: a `,`, or the close of the collection around it.
+            loop {
+                let close = if mappings & 1 == 1 { b'}' } else { b']' };
+                match *line.get(p)? {
+                    b',' => {
+                        p = spaces_end(line, p + 1);
+                        break;
+                    }
+                    b if b == close => {
+                        mappings >>= 1;
+                        depth -= 1;
+                        into.close();
+                        if depth == 0 {
+                            return Some(p + 1);
+                        }
+                        p = spaces_end(line, p + 1);
+                    }
+                    _ => return None,
+                }
+            }
+        }
     }
+}
+
+/// Where the spaces from `at` end.
+#[inline]
+fn spaces_end(line: &[u8], at: usize) -> usize {
+    line.get(at..)
+        .and_then(|rest| rest.iter().position(|&b| b != b' '))
+        .map_or(line.len(), |i| at + i)
 }
 
 /// Tells `into` of the word from `at` to `end`.
@@ -285,23 +289,23 @@ fn tell_word(s: &[u8], at: usize, end: usize, into: &mut impl Skimmed) {
     }
 }
 
-/// The end of a [`skim`] word at `at`.
+/// The end of a [`skim`] word at `at` (which is on `line`).
 #[inline]
-fn word(s: &[u8], at: usize, end: usize) -> Option<usize> {
-    if s[at] == b'"' {
-        let close = at + 1 + memchr::memchr(b'"', &s[at + 1..end])?;
-        return memchr::memchr(b'\\', &s[at + 1..close])
-            .is_none()
-            .then_some(close + 1);
+fn word_end(line: &[u8], at: usize) -> Option<usize> {
+    let rest = &line[at + 1..];
+    if line[at] == b'"' {
+        // The closing quote, with no escape before it.
+        let i = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
+        return (rest[i] == b'"').then_some(at + 1 + i + 1);
     }
-    if WORD[usize::from(s[at])] != WORD_FIRST {
+    if WORD[usize::from(line[at])] != WORD_FIRST {
         return None;
     }
-    let mut p = at + 1;
-    while p < end && WORD[usize::from(s[p])] != 0 {
-        p += 1;
-    }
-    Some(p)
+    Some(
+        rest.iter()
+            .position(|&b| WORD[usize::from(b)] == 0)
+            .map_or(line.len(), |i| at + 1 + i),
+    )
 }
 
 /// A [`skim`] word's bytes: [`WORD_FIRST`] may start one, any byte not 0 continue it.

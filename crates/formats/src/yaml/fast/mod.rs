@@ -219,6 +219,8 @@ struct Reader<'t> {
     /// Where the words are that keep a flow collection on their line read, when collections
     /// may be left unread (see [`read_deferring`]).
     defer: Option<&'t [u32]>,
+    /// How many of the marks of `defer` lie before the line read last.
+    marks_passed: usize,
     /// At a document's start: nothing of it read yet.
     fresh: bool,
     b: Builder,
@@ -242,6 +244,7 @@ impl<'t> Reader<'t> {
             lenient,
             keep: None,
             defer: None,
+            marks_passed: 0,
             fresh: true,
             // About one node per 16 bytes in real files (measured on values files).
             b: Builder::with_capacity(text.len() / 16),
@@ -571,14 +574,20 @@ impl<'t> Reader<'t> {
     /// Where the flow collection at `at`, a key's value on `line`, ends, when it may be left
     /// unread: collections may be (see [`read_deferring`]), no word is on the line, and
     /// [`flow::skim`] knows it valid.
-    fn deferrable(&self, line: Line, at: usize) -> Option<usize> {
+    fn deferrable(&mut self, line: Line, at: usize) -> Option<usize> {
         let marks = self.defer?;
         if !matches!(self.s[at], b'[' | b'{') {
             return None;
         }
-        let first = marks.partition_point(|&mark| (mark as usize) < line.start);
+        // Lines are read in order: the marks before this one are never asked for again.
+        while marks
+            .get(self.marks_passed)
+            .is_some_and(|&mark| (mark as usize) < line.start)
+        {
+            self.marks_passed += 1;
+        }
         if marks
-            .get(first)
+            .get(self.marks_passed)
             .is_some_and(|&mark| (mark as usize) < line.end)
         {
             return None;
