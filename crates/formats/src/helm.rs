@@ -71,10 +71,9 @@ fn mask_with(text: &str, filler: u8) -> String {
         // The line holds a mark (the one found), and none before it.
         let blank = line.iter().all(|&b| b.is_ascii_whitespace() || b == MARK);
         let replacement = if blank { b' ' } else { filler };
+        // A select, not a branch: the compiler vectorises it.
         for b in &mut line[mark.max(from) - from..] {
-            if *b == MARK {
-                *b = replacement;
-            }
+            *b = if *b == MARK { replacement } else { *b };
         }
     }
     // Only ASCII bytes replaced whole actions that start and end at ASCII braces.
@@ -126,12 +125,10 @@ fn lex_action(s: &[u8], mut p: usize) -> Option<usize> {
     }
     while p < len {
         // Skip the bytes an action is mostly made of.
-        while p < len && ACTION_PLAIN[usize::from(s[p])] {
-            p += 1;
-        }
-        if p == len {
+        let Some(plain) = s[p..].iter().position(|&b| !ACTION_PLAIN[usize::from(b)]) else {
             break;
-        }
+        };
+        p += plain;
         match s[p] {
             b'}' if s.get(p + 1) == Some(&b'}') => return Some(p + 2),
             quote @ (b'"' | b'\'') => p = quoted_literal_end(s, p, quote)?,

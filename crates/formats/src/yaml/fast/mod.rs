@@ -127,9 +127,7 @@ fn next_document_marker(s: &[u8], from: usize) -> usize {
     let mut start = from;
     while start < s.len() {
         let line = Line::at(s, start);
-        let marker = line.marker(s).is_some()
-            && memchr::memchr2(b'\r', b'\t', &s[line.start..line.end]).is_none()
-            && line.marker_alone(s);
+        let marker = line.marker(s).is_some() && !line.tab_or_cr && line.marker_alone(s);
         if marker {
             return start;
         }
@@ -148,24 +146,41 @@ struct Line {
     next: usize,
     /// Leading spaces.
     indent: usize,
+    /// The content holds a tab or a carriage return (not the one before the line feed).
+    tab_or_cr: bool,
 }
 
 impl Line {
     /// The line of `s` that starts at `start`.
     fn at(s: &[u8], start: usize) -> Self {
-        let eol = memchr::memchr(b'\n', &s[start..]).map_or(s.len(), |i| start + i);
+        // One search finds the line's end and, in most lines, that it holds neither a tab nor a
+        // carriage return: the first of the three bytes is its line feed.
+        let first = memchr::memchr3(b'\n', b'\r', b'\t', &s[start..]).map(|i| start + i);
+        let (eol, mut tab_or_cr) = match first {
+            Some(at) if s[at] == b'\n' => (at, false),
+            Some(at) => (
+                memchr::memchr(b'\n', &s[at..]).map_or(s.len(), |i| at + i),
+                true,
+            ),
+            None => (s.len(), false),
+        };
         let next = if eol < s.len() { eol + 1 } else { eol };
         let end = if eol > start && s[eol - 1] == b'\r' {
             eol - 1
         } else {
             eol
         };
+        if tab_or_cr && first == Some(end) {
+            // The carriage return of a CRLF, and nothing before it.
+            tab_or_cr = false;
+        }
         let indent = s[start..end].iter().take_while(|&&b| b == b' ').count();
         Self {
             start,
             end,
             next,
             indent,
+            tab_or_cr,
         }
     }
 
@@ -298,7 +313,11 @@ impl<'t> Reader<'t> {
         // A lone `\r` is a line break to YAML. Tabs are separation in some places and errors
         // in others: the conformant reader knows which, but a comment may hold them. Read
         // leniently, a line with either is dropped.
-        if let Some(i) = memchr::memchr2(b'\r', b'\t', &s[first..line.end]) {
+        if let Some(i) = line
+            .tab_or_cr
+            .then(|| memchr::memchr2(b'\r', b'\t', &s[first..line.end]))
+            .flatten()
+        {
             let comment = s[first] == b'#' && i > 0;
             if !comment || memchr::memchr(b'\r', &s[first..line.end]).is_some() {
                 return Err(Bail);
@@ -750,6 +769,36 @@ impl<'t> Reader<'t> {
             Ok(Some((key, after + 1)))
         } else {
             Ok(None)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Line;
+
+    #[test]
+    fn a_line_knows_whether_its_content_holds_a_tab_or_a_carriage_return() {
+        for (text, start, content, tab_or_cr) in [
+            ("a: b\nc", 0, "a: b", false),
+            ("a: b\r\nc", 0, "a: b", false),
+            ("a: b\r\n", 0, "a: b", false),
+            ("a: b\r", 0, "a: b", false),
+            ("a:\tb\nc", 0, "a:\tb", true),
+            ("a: b\t\r\n", 0, "a: b\t", true),
+            ("a\rb\r\n", 0, "a\rb", true),
+            ("a: b\r\r\n", 0, "a: b\r", true),
+            ("x\n  # \tc\nd", 2, "  # \tc", true),
+            ("x\n  y", 2, "  y", false),
+            ("", 0, "", false),
+            ("\n", 0, "", false),
+            ("\r\n", 0, "", false),
+        ] {
+            let line = Line::at(text.as_bytes(), start);
+            assert_eq!(&text[line.start..line.end], content, "{text:?}");
+            assert_eq!(line.tab_or_cr, tab_or_cr, "{text:?}");
+            let searched = memchr::memchr2(b'\r', b'\t', content.as_bytes()).is_some();
+            assert_eq!(line.tab_or_cr, searched, "{text:?}");
         }
     }
 }
