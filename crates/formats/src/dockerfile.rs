@@ -155,6 +155,35 @@ fn line_at(text: &str, pos: usize) -> (&str, usize) {
 }
 
 fn split_words<'a>(body: &'a str, offset: usize, words: &mut Vec<Word<'a>>) {
+    // By bytes when it can: most instructions are ASCII, and a char's whitespace test is
+    // slower.
+    if body.is_ascii() {
+        split_ascii_words(body, offset, words);
+    } else {
+        split_char_words(body, offset, words);
+    }
+}
+
+/// [`split_words`] of an ASCII `body`: split at the ASCII bytes `char::is_whitespace` takes
+/// (which include the vertical tab).
+fn split_ascii_words<'a>(body: &'a str, offset: usize, words: &mut Vec<Word<'a>>) {
+    let space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
+    let bytes = body.as_bytes();
+    let mut at = 0;
+    while let Some(start) = bytes[at..].iter().position(|b| !space(b)).map(|i| at + i) {
+        let end = bytes[start..]
+            .iter()
+            .position(space)
+            .map_or(bytes.len(), |i| start + i);
+        words.push(Word {
+            text: &body[start..end],
+            at: offset + start,
+        });
+        at = end;
+    }
+}
+
+fn split_char_words<'a>(body: &'a str, offset: usize, words: &mut Vec<Word<'a>>) {
     let mut start = None;
     for (i, c) in body.char_indices() {
         if c.is_whitespace() {
@@ -249,8 +278,14 @@ fn instruction<'a>(
 
 fn collect_heredocs(words: &[Word<'_>], heredocs: &mut Vec<(String, bool)>) {
     for word in words.iter().skip(1) {
-        // By bytes: `str::find` builds a searcher per call, for every word of every file.
-        let Some(at) = memchr::memmem::find(word.text.as_bytes(), b"<<") else {
+        // By bytes, without a searcher: words are short, and a searcher's start cost more than
+        // the search, for every word of every file.
+        let Some(at) = word
+            .text
+            .as_bytes()
+            .windows(2)
+            .position(|pair| pair == b"<<")
+        else {
             continue;
         };
         let mut rest = &word.text[at + 2..];
@@ -293,4 +328,40 @@ fn report(sink: &mut Sink<'_>, stages: &[String], value: &str, at: usize, ignore
         found.status = Status::Ignored;
     }
     sink.push(found);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Word, split_ascii_words, split_char_words};
+
+    fn words(
+        split: for<'a> fn(&'a str, usize, &mut Vec<Word<'a>>),
+        body: &str,
+    ) -> Vec<(String, usize)> {
+        let mut words = Vec::new();
+        split(body, 7, &mut words);
+        words
+            .into_iter()
+            .map(|w| (w.text.to_owned(), w.at))
+            .collect()
+    }
+
+    #[test]
+    fn ascii_words_split_where_chars_split() {
+        for body in [
+            "",
+            "   ",
+            "RUN echo a && make -C /src x",
+            "  FROM  nginx:1.27   AS web ",
+            "RUN\ta\x0bb\x0cc\rd\ne",
+            "COPY --from=build /a /b",
+            "x",
+        ] {
+            assert_eq!(
+                words(split_ascii_words, body),
+                words(split_char_words, body),
+                "{body:?}"
+            );
+        }
+    }
 }
