@@ -27,6 +27,15 @@ mod write;
 use std::io;
 use std::process::ExitCode;
 
+/// jemalloc on unix, as ripgrep (for musl) and uv do. A scan makes some half a million small
+/// allocations, and with glibc's allocator making and freeing them was an eighth of its
+/// cycles. Measured on the scan bench: 8% less wall time, the same peak on its tree, and
+/// 70 MiB at peak over 100,000 small manifests against glibc's 77 MiB (mimalloc, tried
+/// before, was 4–6% faster than glibc's but doubled the peak; see the README's bench notes).
+#[cfg(unix)]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 use clap::Parser as _;
 
 use crate::args::{CheckFormat, Cli, Command, PinFormat};
