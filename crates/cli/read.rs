@@ -82,20 +82,21 @@ fn identity_from(_metadata: &std::fs::Metadata) -> Option<Identity> {
 /// Reads the file at `path` as UTF-8 text into `buffer`, which is cleared first. Reusing one
 /// buffer per thread spares an allocation, and the page faults that come with it, per file.
 pub fn read<'a>(path: &Path, buffer: &'a mut Vec<u8>) -> Result<Contents<'a>, ReadError> {
-    read_identified(path, buffer).map(|(contents, _)| contents)
+    read_open(path, buffer).map(|(contents, _)| contents)
 }
 
-/// [`read`], and which file was read (see [`identity_of`]).
-pub fn read_identified<'a>(
+/// [`read`], and the file still open, to ask [`identity_of`] when it is needed: most files
+/// hold no reference, and no one asks which file they are.
+pub fn read_open<'a>(
     path: &Path,
     buffer: &'a mut Vec<u8>,
-) -> Result<(Contents<'a>, Option<Identity>), ReadError> {
+) -> Result<(Contents<'a>, std::fs::File), ReadError> {
     buffer.clear();
-    let file = std::fs::File::open(path).map_err(ReadError::Io)?;
-    let identity = identity_of(&file);
+    let mut file = std::fs::File::open(path).map_err(ReadError::Io)?;
     // The size a file claims can be wrong (files in /proc say 0): read at most one byte past
     // the limit to tell "at the limit" from "over it".
-    file.take(MAX_FILE_SIZE + 1)
+    (&mut file)
+        .take(MAX_FILE_SIZE + 1)
         .read_to_end(buffer)
         .map_err(ReadError::Io)?;
     let size = buffer.len() as u64;
@@ -106,7 +107,7 @@ pub fn read_identified<'a>(
         buffer.shrink_to(1024 * 1024);
         return Err(ReadError::TooLarge { size });
     }
-    decode(buffer).map(|contents| (contents, identity))
+    decode(buffer).map(|contents| (contents, file))
 }
 
 /// The whole text of the file at `path`, and which file it is (see [`identity_of`]).
@@ -247,8 +248,8 @@ mod tests {
         std::os::unix::fs::symlink(&file, &link).unwrap();
         let mut buffer = Vec::new();
         for path in [&file, &other, &link] {
-            let (_, identity) = read_identified(path, &mut buffer).unwrap();
-            assert_eq!(identity, by_path(path), "{path:?}");
+            let (_, opened) = read_open(path, &mut buffer).unwrap();
+            assert_eq!(identity_of(&opened), by_path(path), "{path:?}");
             let (text, identity) = read_to_string_identified(path).unwrap();
             assert_eq!((text.as_str(), identity), ("image: nginx\n", by_path(path)));
         }

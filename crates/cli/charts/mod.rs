@@ -151,7 +151,7 @@ fn learn_file(
     let own_values = is_own_values(&file.path, &chart);
     let parsed = match values {
         Some(values) => Ok(values),
-        None => chart::ValuesFile::read(&file.path, text.to_owned()).map_err(|e| e.to_string()),
+        None => chart::ValuesFile::read(&file.path, text).map_err(|e| e.to_string()),
     };
     let source = parsed.and_then(|mut parsed| {
         let images = if own_values {
@@ -205,7 +205,7 @@ struct Source<'a> {
     /// Their index among the file's embedded values, when a resource holds them.
     embedded: Option<usize>,
     /// The chart's own values.yaml, when these are they, read already.
-    own_values: Option<chart::ValuesFile>,
+    own_values: Option<chart::ValuesFile<'a>>,
     /// Where the static reading leaves its scans of the templates it reads, for the walker.
     templates: &'a TemplateScans,
 }

@@ -261,8 +261,8 @@ fn scan_file_with(candidate: Candidate, scanning: &Scanning<'_>, buffer: &mut Ve
         kind,
         patterns,
     } = candidate;
-    let (text, identity) = match read::read_identified(&path, buffer) {
-        Ok((Contents::Text(text), identity)) => (text, identity),
+    let (text, opened) = match read::read_open(&path, buffer) {
+        Ok((Contents::Text(text), opened)) => (text, opened),
         Ok((Contents::Empty, _)) => {
             return Outcome::Skipped(Skipped {
                 path: display,
@@ -302,8 +302,12 @@ fn scan_file_with(candidate: Candidate, scanning: &Scanning<'_>, buffer: &mut Ve
     match scanned {
         Ok(mut findings) => {
             settings.ignore.apply(&mut findings);
-            let fingerprint = (keep == Keep::Fingerprint && (!findings.is_empty() || chart_values))
-                .then(|| Box::new(fingerprint(text)));
+            let kept = !findings.is_empty() || chart_values;
+            let fingerprint =
+                (keep == Keep::Fingerprint && kept).then(|| Box::new(fingerprint(text)));
+            // Asked of the open file, and only of one `collect` keeps.
+            let identity = kept.then(|| read::identity_of(&opened)).flatten();
+            drop(opened);
             let mut file = ScannedFile {
                 path,
                 display,

@@ -100,20 +100,20 @@ pub fn scan(path: &Path, kind: FileKind, text: &str) -> Result<Vec<Finding>, Err
 /// the chart's reading ([`chart::ValuesFile`]): a chart's values file is often its largest,
 /// and is read once for both. As [`scan`], it reads nothing of a file that cannot hold a
 /// reference, which gives no findings and no [`chart::ValuesFile`].
-pub fn scan_values(
+pub fn scan_values<'t>(
     path: &Path,
-    text: &str,
-) -> Result<(Vec<Finding>, Option<chart::ValuesFile>), Error> {
+    text: &'t str,
+) -> Result<(Vec<Finding>, Option<chart::ValuesFile<'t>>), Error> {
     scan_values_reading(path, text, true)
 }
 
 /// [`scan_values`]; `defer`: leave unread the flow collections the walk would pass over
 /// (`yaml::read_values`).
-fn scan_values_reading(
+fn scan_values_reading<'t>(
     path: &Path,
-    text: &str,
+    text: &'t str,
     defer: bool,
-) -> Result<(Vec<Finding>, Option<chart::ValuesFile>), Error> {
+) -> Result<(Vec<Finding>, Option<chart::ValuesFile<'t>>), Error> {
     if !may_hold_reference(FileKind::Yaml, text.as_bytes()) {
         return Ok((Vec::new(), None));
     }

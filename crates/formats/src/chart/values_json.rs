@@ -23,19 +23,20 @@ pub fn values_json(path: &Path, text: &str, keys: &BTreeSet<String>) -> Result<V
 
 /// A values file read once, for both what the chart reading needs of it: its image candidates
 /// ([`ValuesFile::images`]) and its values under some top-level keys ([`ValuesFile::json`]).
-/// A chart's values file is its largest; reading it twice was a large share of a scan.
+/// A chart's values file is its largest; reading it twice was a large share of a scan. It
+/// borrows the text its reader holds (a copy of each values file was 20 MB on the bench tree).
 #[derive(Debug)]
-pub struct ValuesFile {
+pub struct ValuesFile<'t> {
     path: std::path::PathBuf,
-    text: String,
+    text: &'t str,
     tree: Tree,
     /// Its image maps, when found already (by the scan's walk of the tree).
     images: Option<super::ValuesImages>,
 }
 
-impl ValuesFile {
-    pub fn read(path: &Path, text: String) -> Result<Self, Error> {
-        let tree = yaml::read(path, &text, Mode::Strict)?;
+impl<'t> ValuesFile<'t> {
+    pub fn read(path: &Path, text: &'t str) -> Result<Self, Error> {
+        let tree = yaml::read(path, text, Mode::Strict)?;
         Ok(Self {
             path: path.to_owned(),
             text,
@@ -45,24 +46,24 @@ impl ValuesFile {
     }
 
     /// A values file read already (by [`crate::scan_values`]), with its image maps.
-    pub(crate) fn of(path: &Path, text: &str, tree: Tree, images: super::ValuesImages) -> Self {
+    pub(crate) fn of(path: &Path, text: &'t str, tree: Tree, images: super::ValuesImages) -> Self {
         Self {
             path: path.to_owned(),
-            text: text.to_owned(),
+            text,
             tree,
             images: Some(images),
         }
     }
 
-    pub fn text(&self) -> &str {
-        &self.text
+    pub fn text(&self) -> &'t str {
+        self.text
     }
 
     /// See [`super::values_images`]: found once (the first call takes what the scan found).
     pub fn images(&mut self) -> Result<super::ValuesImages, Error> {
         match self.images.take() {
             Some(images) => Ok(images),
-            None => super::candidates::images_of(&self.tree, &self.text, &self.path),
+            None => super::candidates::images_of(&self.tree, self.text, &self.path),
         }
     }
 
@@ -76,17 +77,17 @@ impl ValuesFile {
         // whole (an overlay of a chart's values is rare, and small).
         let whole;
         let tree = if self.tree.has_deferred {
-            whole = yaml::read(&self.path, &self.text, Mode::Strict)?;
+            whole = yaml::read(&self.path, self.text, Mode::Strict)?;
             &whole
         } else {
             &self.tree
         };
-        super::candidates::overlay_images_of(tree, &self.text, &self.path, base_path, base_text)
+        super::candidates::overlay_images_of(tree, self.text, &self.path, base_path, base_text)
     }
 
     /// See [`values_json`].
     pub fn json(&self, keys: &BTreeSet<String>) -> Value {
-        json_of(&self.tree, &self.text, keys)
+        json_of(&self.tree, self.text, keys)
     }
 
     /// The top-level keys (scalars) of the first document.
@@ -98,7 +99,7 @@ impl ValuesFile {
         self.tree
             .children(*root)
             .chunks(2)
-            .filter_map(|pair| self.tree.scalar(pair[0], &self.text))
+            .filter_map(|pair| self.tree.scalar(pair[0], self.text))
             .map(str::to_owned)
             .collect()
     }
