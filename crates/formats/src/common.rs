@@ -75,28 +75,52 @@ pub(crate) struct Sink<'a> {
     pub(crate) findings: Vec<Finding>,
 }
 
-/// Which lines of a text carry a comment with a mark, as the findings ask: only the lines of
-/// findings are looked at (a search of the whole text for the mark, for every file with a
-/// finding, cost more than the lines), and each line once, so a text that is one long line
-/// (minified JSON) with many findings stays linear.
+/// Which lines of a text carry a comment with `mark`, as the findings ask. A few findings have
+/// their own lines looked at; once they are many for the text's size, one search of the whole
+/// text tells whether any line holds the mark at all (most texts do not), and if none does, no
+/// line is looked at again. Either way the work is at most about twice the cheaper of the two:
+/// a search per file cost more than the lines of a file with a few findings, and the lines of a
+/// file with hundreds of thousands of findings far more than a search. Each line is looked at
+/// once, so a text that is one long line (minified JSON) with many findings stays linear.
 struct MarkedLines {
+    mark: &'static str,
     /// Whether a line's text carries the comment.
     carries: fn(&str) -> bool,
+    /// Whether the text holds the mark anywhere, once searched.
+    present: Option<bool>,
+    /// Lines asked of before the search.
+    asked: usize,
     /// Per line index, whether it carries the comment (filled as asked). Ordered, not hashed:
     /// most files ask of a few lines, where hashing each index cost more than the search.
     lines: std::collections::BTreeMap<usize, bool>,
 }
 
 impl MarkedLines {
-    fn new(carries: fn(&str) -> bool) -> Self {
+    /// How many bytes of the text a line asked of is worth: about what a search of them costs.
+    const BYTES_PER_LINE: usize = 512;
+
+    fn new(mark: &'static str, carries: fn(&str) -> bool) -> Self {
         Self {
+            mark,
             carries,
+            present: None,
+            asked: 0,
             lines: std::collections::BTreeMap::new(),
         }
     }
 
     /// Whether line `index` of `text`, which starts at byte `start`, carries it.
     fn line(&mut self, text: &str, index: usize, start: usize) -> bool {
+        if self.present.is_none() {
+            self.asked += 1;
+            if self.asked.saturating_mul(Self::BYTES_PER_LINE) > text.len() {
+                let found = memchr::memmem::find(text.as_bytes(), self.mark.as_bytes());
+                self.present = Some(found.is_some());
+            }
+        }
+        if self.present == Some(false) {
+            return false;
+        }
         let carries = self.carries;
         *self.lines.entry(index).or_insert_with(|| {
             let rest = text.get(start..).unwrap_or("");
@@ -222,8 +246,8 @@ impl<'a> Sink<'a> {
             kind,
             lines: None,
             last: None,
-            ignored: MarkedLines::new(has_ignore_comment),
-            flux: MarkedLines::new(has_flux_marker),
+            ignored: MarkedLines::new(IGNORE_MARK, has_ignore_comment),
+            flux: MarkedLines::new("$imagepolicy", has_flux_marker),
             findings: Vec::new(),
         }
     }
@@ -333,6 +357,29 @@ mod tests {
             assert!(!sink.line_is_flux_managed(at));
         }
         assert_eq!((sink.ignored.lines.len(), sink.flux.lines.len()), (1, 1));
+
+        // Many findings on many lines of a text without the marks: past a few, one search of
+        // the text settles it, and no more lines are looked at.
+        let text = "image: nginx:1.25\n".repeat(10_000);
+        let mut sink = Sink::new(&text, FileKind::Yaml);
+        for at in (0..text.len()).step_by(18) {
+            assert!(!sink.line_is_ignored(at));
+            assert!(!sink.line_is_flux_managed(at));
+        }
+        assert_eq!(sink.ignored.present, Some(false));
+        let looked_at = text.len() / MarkedLines::BYTES_PER_LINE;
+        assert_eq!(sink.ignored.lines.len(), looked_at);
+        assert_eq!(sink.flux.lines.len(), looked_at);
+        // With a mark somewhere, every line asked of is looked at, once.
+        let marked = format!("{text}x: y # tagpin:ignore\n");
+        let mut sink = Sink::new(&marked, FileKind::Yaml);
+        for _ in 0..2 {
+            for at in (0..marked.len()).step_by(18) {
+                let last = at >= text.len();
+                assert_eq!(sink.line_is_ignored(at), last, "{at}");
+            }
+        }
+        assert_eq!(sink.ignored.lines.len(), 10_001);
 
         let text = "a: x # tagpin:ignore\nb: y # {\"$imagepolicy\": \"ns:p\"}\r\nc: z\n";
         let mut sink = Sink::new(text, FileKind::Yaml);
