@@ -227,7 +227,7 @@ pub(crate) fn skim_into(
         mappings = (mappings << 1) | u64::from(mapping);
         depth += 1;
         into.open(mapping);
-        p = spaces_end(line, p + 1);
+        p = skip_spaces(line, p + 1, end);
         loop {
             // At an entry, or at the collection's close (after its opening or a `,`).
             let close = if mappings & 1 == 1 { b'}' } else { b']' };
@@ -239,21 +239,21 @@ pub(crate) fn skim_into(
                         return None;
                     }
                     tell_word(line, p, key_end, into);
-                    p = spaces_end(line, key_end + 2);
+                    p = skip_spaces(line, key_end + 2, end);
                 }
                 if matches!(line.get(p)?, b'{' | b'[') {
                     continue 'open;
                 }
                 let value_end = word_end(line, p)?;
                 tell_word(line, p, value_end, into);
-                p = spaces_end(line, value_end);
+                p = skip_spaces(line, value_end, end);
             }
             // After an entry or a close: a `,`, or the close of the collection around it.
             loop {
                 let close = if mappings & 1 == 1 { b'}' } else { b']' };
                 match *line.get(p)? {
                     b',' => {
-                        p = spaces_end(line, p + 1);
+                        p = skip_spaces(line, p + 1, end);
                         break;
                     }
                     b if b == close => {
@@ -263,21 +263,13 @@ pub(crate) fn skim_into(
                         if depth == 0 {
                             return Some(p + 1);
                         }
-                        p = spaces_end(line, p + 1);
+                        p = skip_spaces(line, p + 1, end);
                     }
                     _ => return None,
                 }
             }
         }
     }
-}
-
-/// Where the spaces from `at` end.
-#[inline]
-fn spaces_end(line: &[u8], at: usize) -> usize {
-    line.get(at..)
-        .and_then(|rest| rest.iter().position(|&b| b != b' '))
-        .map_or(line.len(), |i| at + i)
 }
 
 /// Tells `into` of the word from `at` to `end`.
