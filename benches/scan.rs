@@ -6,7 +6,8 @@
 //! warm cache (two warm-up runs of each), it times
 //! `tagpin scan DIR --format json >/dev/null` (the bench profile: release with line tables)
 //! and `grep -rEn 'image:|FROM ' DIR >/dev/null` alternately, several times each, and reports
-//! the medians and tagpin's peak memory (max RSS from `/usr/bin/time -f %M` when it exists).
+//! the medians with the middle half of each side's runs, the middle half of the run-by-run
+//! ratio, and tagpin's peak memory (max RSS from `/usr/bin/time -f %M` when it exists).
 //! Both run on at most 2 cores (`taskset -c 0,1` when it exists).
 //!
 //! Targets: tagpin within 1.5x of grep's wall time (issue 9; issue 2 asked for 2x), peak memory
