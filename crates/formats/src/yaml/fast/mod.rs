@@ -124,16 +124,21 @@ fn printable(text: &str) -> bool {
 /// line starting at `from` (or the text's end): `---` or `...` alone at its start, a comment
 /// after it allowed, no tab or lone carriage return (a line that [`Reader::line`] drops).
 fn next_document_marker(s: &[u8], from: usize) -> usize {
-    let mut start = from;
-    while start < s.len() {
-        let line = Line::at(s, start);
-        let marker = line.marker(s).is_some() && !line.tab_or_cr && line.marker_alone(s);
-        if marker {
-            return start;
-        }
-        start = line.next;
+    // Only a line that starts with three dashes or dots can be one: the others are passed by
+    // their line feeds alone, without taking each line apart (a template's documents that are
+    // not read are most of its lines).
+    let is_marker = |start: usize| {
+        let rest = &s[start..];
+        (rest.starts_with(b"---") || rest.starts_with(b"..."))
+            && Line::at(s, start).is_alone_marker(s)
+    };
+    if from >= s.len() || is_marker(from) {
+        return from.min(s.len());
     }
-    s.len()
+    memchr::memchr_iter(b'\n', &s[from..])
+        .map(|i| from + i + 1)
+        .find(|&start| start < s.len() && is_marker(start))
+        .unwrap_or(s.len())
 }
 
 /// One line of the text.
@@ -191,6 +196,11 @@ impl Line {
         let dashes = rest.starts_with(b"---");
         let marker = (dashes || rest.starts_with(b"...")) && (rest.len() == 3 || rest[3] == b' ');
         marker.then_some(dashes)
+    }
+
+    /// Whether it is a document marker that [`Reader::line`] reads as one.
+    fn is_alone_marker(self, s: &[u8]) -> bool {
+        self.marker(s).is_some() && !self.tab_or_cr && self.marker_alone(s)
     }
 
     /// Whether nothing but spaces and a comment follows its marker.
@@ -775,7 +785,7 @@ impl<'t> Reader<'t> {
 
 #[cfg(test)]
 mod tests {
-    use super::Line;
+    use super::{Line, next_document_marker};
 
     #[test]
     fn a_line_knows_whether_its_content_holds_a_tab_or_a_carriage_return() {
@@ -799,6 +809,42 @@ mod tests {
             assert_eq!(line.tab_or_cr, tab_or_cr, "{text:?}");
             let searched = memchr::memchr2(b'\r', b'\t', content.as_bytes()).is_some();
             assert_eq!(line.tab_or_cr, searched, "{text:?}");
+        }
+    }
+
+    /// The next marker is the first line, taken apart line by line, that is one.
+    #[test]
+    fn the_next_document_marker_is_the_first_line_that_is_one() {
+        let lines = [
+            "---", "--- # c", "---  ", "--- x", "---x", "----", "...", "... #", "..", "--",
+            "---\t", " ---", "a: b", "- --- ", "", "# ---", "---\r", "--- \rx", "..x",
+        ];
+        let mut texts = Vec::new();
+        for first in lines {
+            for second in lines {
+                for break_ in ["\n", "\r\n"] {
+                    texts.push(format!("{first}{break_}{second}"));
+                    texts.push(format!("{first}{break_}{second}{break_}"));
+                    texts.push(format!("k: v{break_}{first}{break_}{second}{break_}z"));
+                }
+            }
+        }
+        for text in &texts {
+            let s = text.as_bytes();
+            for from in (0..=s.len()).filter(|&i| i == 0 || s[i - 1] == b'\n') {
+                let mut start = from;
+                let expected = loop {
+                    if start >= s.len() {
+                        break s.len();
+                    }
+                    let line = Line::at(s, start);
+                    if line.is_alone_marker(s) {
+                        break start;
+                    }
+                    start = line.next;
+                };
+                assert_eq!(next_document_marker(s, from), expected, "{text:?} from {from}");
+            }
         }
     }
 }
