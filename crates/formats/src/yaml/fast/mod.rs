@@ -843,7 +843,11 @@ mod tests {
                     }
                     start = line.next;
                 };
-                assert_eq!(next_document_marker(s, from), expected, "{text:?} from {from}");
+                assert_eq!(
+                    next_document_marker(s, from),
+                    expected,
+                    "{text:?} from {from}"
+                );
             }
         }
     }
