@@ -1107,6 +1107,74 @@ fn without_helm_a_string_read_whole_is_pinned_and_a_map_tpl_reads_is_reported() 
     );
 }
 
+/// A values string or repository the template renders with `tpl` (charts do, so a value may
+/// name `{{ .Values.global.registry }}`): when the value holds no action, `tpl` renders it as
+/// it is, so it is pinned with Helm and without, and Helm renders the pinned reference.
+#[test]
+fn a_value_rendered_with_tpl_and_holding_no_action_is_pinned_as_helm_renders_it() {
+    let pod = |image: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n    - name: a\n      \
+             image: {image}\n"
+        )
+    };
+    let whole = "image: ghcr.io/acme/app:1.2\n";
+    let split = "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n";
+    let mut registry = Registry::start();
+    registry.push("ghcr.io/acme/app:1.2", Flavour::Image);
+    let digest = registry.pushed()["ghcr.io/acme/app:1.2"].clone();
+    for helm in [false, true] {
+        let context = TestContext::new();
+        context.write_all(
+            &[
+                (
+                    "whole/Chart.yaml",
+                    "apiVersion: v2\nname: whole\nversion: 1.0.0\n",
+                ),
+                ("whole/values.yaml", whole),
+                (
+                    "whole/templates/pod.yaml",
+                    &pod("{{ tpl .Values.image . | quote }}"),
+                ),
+                (
+                    "split/Chart.yaml",
+                    "apiVersion: v2\nname: split\nversion: 1.0.0\n",
+                ),
+                ("split/values.yaml", split),
+                (
+                    "split/templates/pod.yaml",
+                    &pod("\"{{ tpl .Values.image.repository $ }}:{{ .Values.image.tag }}\""),
+                ),
+            ],
+            false,
+        );
+        let run = context.run(pin_args(
+            &["pin", ".", "--write", "--format", "json"],
+            &registry,
+            helm,
+        ));
+        run.assert_code(0);
+        let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
+        assert_eq!(
+            read("whole/values.yaml"),
+            whole.replace("1.2\n", &format!("1.2@{digest}\n")),
+            "helm {helm}\n{run}"
+        );
+        assert_eq!(
+            read("split/values.yaml"),
+            split.replace("\"1.2\"", &format!("\"1.2@{digest}\"")),
+            "helm {helm}\n{run}"
+        );
+        for chart in ["whole", "split"] {
+            let rendered = render(&context.path(chart));
+            assert!(
+                rendered.contains(&format!("image: \"ghcr.io/acme/app:1.2@{digest}\"")),
+                "helm {helm}, {chart}: {rendered}"
+            );
+        }
+    }
+}
+
 /// `pin . --write` of the tree of `context`, against a registry that holds only
 /// `ghcr.io/acme/app:1.2`, with Helm or without: the run (which succeeded) and that digest.
 fn pin_app(context: &TestContext, helm: bool) -> (crate::context::Run, String) {

@@ -866,6 +866,16 @@ fn collections(name: &str, args: Vec<Value>) -> Result<Value, EvalError> {
             }
             Ok(Value::Array(kept))
         }
+        // Helm's `tpl` renders its text as a template: a text without an action renders as
+        // itself. One with actions would be a template this reading does not follow.
+        "tpl" => {
+            arity(2)?;
+            match &args[0] {
+                Value::String(text) if !text.contains("{{") => Ok(Value::String(text.clone())),
+                Value::String(_) => Err("`tpl` of a text with actions is not supported".to_owned()),
+                _ => Err("`tpl` of a value that is not a string".to_owned()),
+            }
+        }
         "print" if args.iter().all(Value::is_string) => Ok(Value::String(
             args.iter().filter_map(Value::as_str).collect(),
         )),
@@ -923,6 +933,7 @@ mod tests {
             "Values": {
                 "image": {"repository": "ghcr.io/acme/app", "tag": "", "digest": "sha256:ab", "n": 1.5},
                 "global": {"imageRegistry": ""},
+                "templated": "{{ .Chart.Name }}:1",
             },
             "Chart": {"AppVersion": "1.8.2", "Name": "app"},
         });
@@ -1000,6 +1011,19 @@ mod tests {
             (
                 "{{ $x = 1 }}",
                 Err("the variable `$x` is assigned before it is declared"),
+            ),
+            // `tpl` of a text without actions renders the text; with actions it is refused.
+            (
+                "image: {{ tpl .Values.image.repository . }}:{{ tpl (.Values.image.tag | default .Chart.AppVersion) $ }}",
+                Ok("image: ghcr.io/acme/app:1.8.2"),
+            ),
+            (
+                "image: {{ tpl .Values.templated . }}",
+                Err("`tpl` of a text with actions is not supported"),
+            ),
+            (
+                "image: {{ tpl .Values.image . }}",
+                Err("`tpl` of a value that is not a string"),
             ),
         ] {
             assert_eq!(
