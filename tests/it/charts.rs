@@ -1175,6 +1175,85 @@ fn a_value_rendered_with_tpl_and_holding_no_action_is_pinned_as_helm_renders_it(
     }
 }
 
+/// `if` blocks over lines whose condition reads the image map (a digest branch and a tag
+/// branch; a condition on the tag being set): without Helm each line is evaluated inside its
+/// branch, so the map is pinned as Helm renders it; a condition the edit would flip (`eq` on
+/// the tag) is refused, with Helm and without.
+#[test]
+fn if_blocks_over_lines_on_the_image_map_are_pinned_as_helm_renders_them() {
+    let pod = |containers: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n    - name: a\n{containers}"
+        )
+    };
+    let digest_branch = pod(
+        "      {{- if .Values.image.digest }}\n      image: \"{{ .Values.image.repository }}@{{ .Values.image.digest }}\"\n      {{- else }}\n      image: \"{{ .Values.image.repository }}:{{ .Values.image.tag }}\"\n      {{- end }}\n",
+    );
+    let tag_set = pod(
+        "      {{- if .Values.image.tag }}\n      image: \"{{ .Values.image.repository }}:{{ .Values.image.tag }}\"\n      {{- else }}\n      image: \"{{ .Values.image.repository }}:{{ .Chart.AppVersion }}\"\n      {{- end }}\n",
+    );
+    let flips = pod(
+        "      image: \"{{ .Values.image.repository }}:{{ .Values.image.tag }}\"\n      {{- if eq .Values.image.tag \"1.2\" }}\n      imagePullPolicy: Always\n      {{- end }}\n",
+    );
+    let digest_values = "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n  digest: \"\"\n";
+    let values = "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n";
+    let chart =
+        |name: &str| format!("apiVersion: v2\nname: {name}\nversion: 1.0.0\nappVersion: \"9.9\"\n");
+    let mut registry = Registry::start();
+    registry.push("ghcr.io/acme/app:1.2", Flavour::Image);
+    let digest = registry.pushed()["ghcr.io/acme/app:1.2"].clone();
+    for helm in [false, true] {
+        let context = TestContext::new();
+        context.write_all(
+            &[
+                ("digest/Chart.yaml", &chart("digest")),
+                ("digest/values.yaml", digest_values),
+                ("digest/templates/pod.yaml", &digest_branch),
+                ("tag/Chart.yaml", &chart("tag")),
+                ("tag/values.yaml", values),
+                ("tag/templates/pod.yaml", &tag_set),
+                ("flips/Chart.yaml", &chart("flips")),
+                ("flips/values.yaml", values),
+                ("flips/templates/pod.yaml", &flips),
+            ],
+            false,
+        );
+        let run = context.run(pin_args(
+            &["pin", ".", "--write", "--format", "json"],
+            &registry,
+            helm,
+        ));
+        run.assert_code(0);
+        let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
+        assert_eq!(
+            read("digest/values.yaml"),
+            digest_values.replace("digest: \"\"", &format!("digest: \"{digest}\"")),
+            "helm {helm}\n{run}"
+        );
+        assert_eq!(
+            read("tag/values.yaml"),
+            values.replace("\"1.2\"", &format!("\"1.2@{digest}\"")),
+            "helm {helm}\n{run}"
+        );
+        assert_eq!(read("flips/values.yaml"), values, "helm {helm}\n{run}");
+        let refused = unsupported(&run.json());
+        assert!(
+            matches!(&refused[..], [(path, 2, _)] if path == "flips/values.yaml"),
+            "helm {helm}: {refused:?}\n{run}"
+        );
+        for (chart, image) in [
+            ("digest", format!("ghcr.io/acme/app@{digest}")),
+            ("tag", format!("ghcr.io/acme/app:1.2@{digest}")),
+        ] {
+            let rendered = render(&context.path(chart));
+            assert!(
+                rendered.contains(&format!("image: \"{image}\"")),
+                "helm {helm}, {chart}: {rendered}"
+            );
+        }
+    }
+}
+
 /// `pin . --write` of the tree of `context`, against a registry that holds only
 /// `ghcr.io/acme/app:1.2`, with Helm or without: the run (which succeeded) and that digest.
 fn pin_app(context: &TestContext, helm: bool) -> (crate::context::Run, String) {

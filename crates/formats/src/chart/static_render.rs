@@ -11,11 +11,13 @@
 //! A map passed whole to a named template (`include "lib.image" (dict "imageRoot"
 //! .Values.image)`) is read by the template, and the line is evaluated with it. A map made
 //! `.` of a `with` block over several lines is read by the block's lines, each evaluated inside
-//! the `with`, when no block opens, closes or branches inside it. A variable declared alone on
-//! its line at the top of a file is read by the later lines that use it, each evaluated after
-//! the declaration. A read inside
-//! a named template that no rendered line includes (only `NOTES.txt`, or nothing) never
-//! happens, and neither does one in a comment.
+//! the `with`, when no block opens, closes or branches inside it. An `if` block over several
+//! lines at the top of a file whose condition reads the map, its `if`, `else`s and `end` each
+//! alone on their lines, is read branch by branch: each line inside it (text lines too) is
+//! evaluated inside its branch, so the rendering shows the branch the values take. A variable
+//! declared alone on its line at the top of a file is read by the later lines that use it,
+//! each evaluated after the declaration. A read inside a named template that no rendered line
+//! includes (only `NOTES.txt`, or nothing) never happens, and neither does one in a comment.
 //!
 //! It is conservative: a map is **blocked** (the caller writes nothing for it, with the reason)
 //! when any template reads it in a way a line cannot show: the map or a map above it passed
@@ -23,7 +25,8 @@
 //! `with`/`range` block or inside a named template included with another argument than `.`
 //! (or from such a block), read into a variable this cannot follow, read through a root
 //! passed on (`.context.Values…`), in a file another includes whole by its path
-//! (`include (print $.Template.BasePath "/cm.yaml")`), a condition on it that spans lines, or
+//! (`include (print $.Template.BasePath "/cm.yaml")`), a condition on it that spans lines and
+//! is not read branch by branch, or
 //! a line the evaluator cannot evaluate. Files of vendored subcharts are read too (a library chart's
 //! helper is one), and a map under a subchart's name is blocked: its templates see it under
 //! another path. A subchart's own files read the subchart's values: their reads are not of the
@@ -88,6 +91,9 @@ enum Context<'t> {
     Scoped,
     /// The condition of a block that spans lines.
     Condition,
+    /// The condition of an `if` block over lines that is read branch by branch ([`Cond`], by
+    /// index): each line inside it is evaluated inside its branch.
+    Cond(usize),
     /// Text a template renders with `tpl` (a values string, a file of the chart).
     Tpl,
     /// Assigned to a variable ([`Variable`], by index): the lines that use it read it.
@@ -122,6 +128,39 @@ struct With<'t> {
     clean: bool,
 }
 
+/// An `if` block over several lines at the top of a file (outside named templates and
+/// scopes): where its `if`, each `else` and its `end` stand, and whether its lines can be read
+/// one by one, each inside its branch (`{{ if C }}{{ else }}line{{ end }}`): the `if`, each
+/// `else` (or `else if`) and the `end` alone on their lines, and no other block opening,
+/// closing or branching over lines inside it, nor an action or a comment over lines.
+struct Cond<'t> {
+    template: usize,
+    /// The line and the action of the `if` and of each `else`, in order.
+    branches: Vec<(usize, &'t str)>,
+    end: Option<usize>,
+    clean: bool,
+}
+
+impl Cond<'_> {
+    fn is_clean(&self) -> bool {
+        self.clean && self.end.is_some()
+    }
+
+    /// Each line inside the block (blank and text lines too: a branch taken or not shows in
+    /// them), with the actions that put it in its branch.
+    fn lines(&self) -> Vec<((usize, usize), String)> {
+        let end = self.end.unwrap_or_default();
+        let mut lines = Vec::new();
+        let mut prefix = String::new();
+        for (k, (line, action)) in self.branches.iter().enumerate() {
+            let _ = write!(prefix, "{{{{ {action} }}}}");
+            let next = self.branches.get(k + 1).map_or(end, |(next, _)| *next);
+            lines.extend((line + 1..next).map(|at| ((self.template, at), prefix.clone())));
+        }
+        lines
+    }
+}
+
 /// The prefix of a [`Template`]'s source that marks it as text a chart may render with `tpl`
 /// (its values, its other files) rather than a template: each `.Values` read in it blocks the
 /// map it reads, as no line of a template shows where it goes.
@@ -133,7 +172,9 @@ enum Block<'t> {
     Define(&'t str),
     /// `with`, `range` or `block`; a `with` over several lines is tracked ([`With`]).
     Scope(Option<usize>),
-    If,
+    /// An `if` over several lines at the top of a file, alone on its line, is tracked
+    /// ([`Cond`]).
+    If(Option<usize>),
 }
 
 /// What the static reading will evaluate for a values file's candidates: the lines, the
@@ -191,6 +232,7 @@ fn plan_with(
         calls,
         withs,
         variables,
+        conds,
     } = if relevant.contains(&true) {
         reads(templates, related, &relevant)
     } else {
@@ -202,6 +244,9 @@ fn plan_with(
     }
     let mut plan = Plan::default();
     let mut followed = std::collections::BTreeSet::new();
+    // The tracked `if` blocks whose condition reads a candidate: their lines are evaluated
+    // inside their branches.
+    let mut live: Vec<usize> = Vec::new();
     let mut lines: std::collections::BTreeMap<(usize, usize), Vec<usize>> =
         std::collections::BTreeMap::new();
     // Only the reads under a candidate's top-level key (and those of `.Values` whole) can
@@ -227,13 +272,16 @@ fn plan_with(
             calls: &calls,
             withs: &withs,
             variables: &variables,
+            conds: &conds,
         };
         let mut tpl = None;
         let target = Target {
             path,
             string: strings.contains(&i),
         };
-        match follow(&target, &concerned, &sources, subcharts, &mut tpl) {
+        match follow(
+            &target, &concerned, &sources, subcharts, &mut tpl, &mut live,
+        ) {
             Ok((found, through)) => {
                 for line in found {
                     lines.entry(line).or_default().push(i);
@@ -252,6 +300,7 @@ fn plan_with(
         let evaluated = match read.context {
             Context::Define(name) => followed.contains(name),
             Context::With(id) => withs[id].lines.iter().any(|at| lines.contains_key(at)),
+            Context::Cond(id) => live.contains(&id),
             Context::Assigned(id) => variables[id].lines.iter().any(|at| lines.contains_key(at)),
             _ => lines.contains_key(&(read.template, read.line)),
         };
@@ -273,6 +322,18 @@ fn plan_with(
         for at in variable.lines.iter().filter(|at| lines.contains_key(at)) {
             let around = plan.around.entry(*at).or_default();
             let _ = write!(around.0, "{{{{ {} }}}}", variable.action);
+        }
+    }
+    // A line of an `if` block whose condition reads a candidate, inside its branch.
+    live.sort_unstable();
+    live.dedup();
+    for id in live {
+        for (at, branch) in conds[id].lines() {
+            if lines.contains_key(&at) {
+                let around = plan.around.entry(at).or_default();
+                around.0.push_str(&branch);
+                around.1.insert_str(0, "{{ end }}");
+            }
         }
     }
     // The named templates are what the lines to evaluate may include.
@@ -364,6 +425,7 @@ struct Sources<'a, 't> {
     calls: &'a [Call<'t>],
     withs: &'a [With<'t>],
     variables: &'a [Variable<'t>],
+    conds: &'a [Cond<'t>],
 }
 
 impl<'t> Sources<'_, 't> {
@@ -430,6 +492,7 @@ impl<'t> Sources<'_, 't> {
                 }
                 Context::Scoped
                 | Context::Condition
+                | Context::Cond(_)
                 | Context::Tpl
                 | Context::Assigned(_)
                 | Context::Indirect
@@ -456,13 +519,15 @@ struct Target<'p> {
 
 /// The lines that read the candidate `target` and the named templates followed to them, or
 /// why it cannot be followed. A read inside text rendered with `tpl` does not stop the
-/// following: it goes to `tpl`, which blocks the edit.
+/// following: it goes to `tpl`, which blocks the edit. The tracked `if` blocks whose condition
+/// reads it go to `conds`: their lines are evaluated inside their branches.
 fn follow<'t>(
     target: &Target<'_>,
     reads: &[&Read<'t>],
     sources: &Sources<'_, 't>,
     subcharts: &[String],
     tpl: &mut Option<String>,
+    conds: &mut Vec<usize>,
 ) -> Result<Followed<'t>, String> {
     let path = target.path;
     if path.first().is_some_and(|top| subcharts.contains(top)) {
@@ -536,6 +601,20 @@ fn follow<'t>(
             Context::Condition => {
                 return Err(format!(
                     "not proven: without Helm, a block that spans lines depends on the map at {}",
+                    at()
+                ));
+            }
+            Context::Cond(id) if sources.conds[id].is_clean() => {
+                // Every line of the block, each inside its branch: which branch the values
+                // take shows in them.
+                lines.extend(sources.conds[id].lines().into_iter().map(|(at, _)| at));
+                conds.push(id);
+            }
+            Context::Cond(_) => {
+                return Err(format!(
+                    "not proven: without Helm, an `if` block that spans lines depends on the map \
+                     at {}, and its lines open, close or branch other blocks, or its `if`, \
+                     `else` or `end` shares its line, which this reading does not follow",
                     at()
                 ));
             }
@@ -625,6 +704,7 @@ fn reads<'t>(templates: &'t [Template], related: &Related<'_>, relevant: &[bool]
     let mut calls = Vec::new();
     let mut withs: Vec<With<'_>> = Vec::new();
     let mut variables: Vec<Variable<'_>> = Vec::new();
+    let mut conds: Vec<Cond<'_>> = Vec::new();
     for (template, file) in templates.iter().enumerate() {
         if !relevant[template] {
             continue;
@@ -687,6 +767,9 @@ fn reads<'t>(templates: &'t [Template], related: &Related<'_>, relevant: &[bool]
                 continue;
             }
             let Some(pieces) = evaluate::pieces(text) else {
+                // An action or a comment over lines: the `if` blocks around it are not read
+                // line by line.
+                unclean_conds(&mut conds, &open);
                 if opens_comment(text) {
                     in_comment = true;
                     continue;
@@ -712,6 +795,7 @@ fn reads<'t>(templates: &'t [Template], related: &Related<'_>, relevant: &[bool]
             here.clear();
             here.extend_from_slice(&open);
             track_with(&mut withs, &here, &actions, (template, line));
+            track_cond(&mut conds, &here, &actions, text, line);
             // A line that assigns a variable passes what it uses on to it, whose uses this
             // does not follow: such a line is no use that can be read.
             let readable =
@@ -722,8 +806,10 @@ fn reads<'t>(templates: &'t [Template], related: &Related<'_>, relevant: &[bool]
                 text,
                 readable.then_some((template, line)),
             );
-            // The `with` blocks this line opens, by the index of their action.
+            // The `with` blocks this line opens, by the index of their action, and the `if`
+            // block it opens alone.
             let mut opened = Vec::new();
+            let mut opened_if = None;
             for (j, action) in actions.iter().enumerate() {
                 if first_word(action) == "with" && block_context(&open) == Context::Line {
                     open.push(Block::Scope(Some(withs.len())));
@@ -734,6 +820,18 @@ fn reads<'t>(templates: &'t [Template], related: &Related<'_>, relevant: &[bool]
                         // What follows it on its own line is inside it too: not read here.
                         clean: j + 1 == actions.len() && text.trim_end().ends_with("}}"),
                     });
+                } else if first_word(action) == "if"
+                    && block_context(&open) == Context::Line
+                    && alone(&actions, text)
+                {
+                    open.push(Block::If(Some(conds.len())));
+                    opened_if = Some(conds.len());
+                    conds.push(Cond {
+                        template,
+                        branches: vec![(line, action)],
+                        end: None,
+                        clean: true,
+                    });
                 } else {
                     enter(&mut open, action);
                 }
@@ -743,10 +841,16 @@ fn reads<'t>(templates: &'t [Template], related: &Related<'_>, relevant: &[bool]
             for (j, action) in actions.iter().enumerate() {
                 let opens = ["if", "else", "with", "range"].contains(&first_word(action));
                 let with = opened.iter().find(|(at, _)| *at == j).map(|(_, id)| *id);
-                let context = match (block_context(&here), with) {
-                    (Context::Line, Some(id)) if spans => Context::With(id),
-                    (Context::Line, _) if spans && opens => Context::Condition,
-                    (other, _) => other,
+                let cond = match (first_word(action), here.last()) {
+                    ("if", _) => opened_if,
+                    ("else", Some(Block::If(Some(id)))) => Some(*id),
+                    _ => None,
+                };
+                let context = match (block_context(&here), with, cond) {
+                    (Context::Line, Some(id), _) if spans => Context::With(id),
+                    (Context::Line, _, Some(id)) if spans && opens => Context::Cond(id),
+                    (Context::Line, _, _) if spans && opens => Context::Condition,
+                    (other, _, _) => other,
                 };
                 enter(&mut here, action);
                 let sites = calls_in(action);
@@ -806,6 +910,7 @@ fn reads<'t>(templates: &'t [Template], related: &Related<'_>, relevant: &[bool]
         calls,
         withs,
         variables,
+        conds,
     }
 }
 
@@ -816,6 +921,7 @@ struct Lines<'t> {
     calls: Vec<Call<'t>>,
     withs: Vec<With<'t>>,
     variables: Vec<Variable<'t>>,
+    conds: Vec<Cond<'t>>,
 }
 
 /// Declares the variable `action` assigns (`$name := …`); `alone` when it can be followed
@@ -912,12 +1018,67 @@ fn track_with(withs: &mut [With<'_>], open: &[Block<'_>], actions: &[&str], at: 
     }
 }
 
+/// Records the line `line`, with its `actions`, in the tracked `if` block innermost in `open`
+/// (the blocks open at its start): an `else` starts a branch, the block's own `end` ends it;
+/// either not alone on its line, or a block opening, closing or branching over lines inside
+/// it, marks the block unclean.
+fn track_cond<'t>(
+    conds: &mut [Cond<'t>],
+    open: &[Block<'_>],
+    actions: &[&'t str],
+    text: &str,
+    line: usize,
+) {
+    let Some(Block::If(Some(id))) = open.last() else {
+        return;
+    };
+    let cond = &mut conds[*id];
+    let mut depth = 0_i32;
+    for action in actions {
+        match first_word(action) {
+            "if" | "with" | "range" | "define" | "block" => depth += 1,
+            "end" if depth == 0 => {
+                cond.clean &= alone(actions, text);
+                cond.end = Some(line);
+                return;
+            }
+            "end" => depth -= 1,
+            "else" if depth == 0 => {
+                // `else with` (Go 1.23) is no branch of an `if` this reads.
+                let branch =
+                    *action == "else" || first_word(action["else".len()..].trim_start()) == "if";
+                cond.clean &= alone(actions, text) && branch;
+                cond.branches.push((line, action));
+                return;
+            }
+            _ => {}
+        }
+    }
+    if depth != 0 {
+        cond.clean = false;
+    }
+}
+
+/// Marks the tracked `if` blocks of `open` unclean.
+fn unclean_conds(conds: &mut [Cond<'_>], open: &[Block<'_>]) {
+    for block in open {
+        if let Block::If(Some(id)) = block {
+            conds[*id].clean = false;
+        }
+    }
+}
+
+/// Whether `text` is one action alone on its line.
+fn alone(actions: &[&str], text: &str) -> bool {
+    actions.len() == 1 && text.trim_start().starts_with("{{") && text.trim_end().ends_with("}}")
+}
+
 /// The blocks open after `action`.
 fn enter<'t>(open: &mut Vec<Block<'t>>, action: &'t str) {
     match first_word(action) {
         "define" => open.push(Block::Define(define_name(action).unwrap_or(""))),
         "with" | "range" | "block" => open.push(Block::Scope(None)),
-        "if" => open.push(Block::If),
+        "if" => open.push(Block::If(None)),
         "end" => {
             open.pop();
         }
@@ -1745,15 +1906,52 @@ mod tests {
     }
 
     #[test]
-    fn a_condition_over_lines_blocks_and_one_on_the_line_is_evaluated() {
-        let templates = [template(
+    fn a_condition_over_lines_is_read_branch_by_branch_when_alone_on_its_lines() {
+        let branches = [template(
             "c/templates/d.yaml",
-            "{{- if .Values.image.digest }}\nimage: {{ .Values.image.repository }}@{{ .Values.image.digest }}\n{{- end }}\n",
+            "{{- if .Values.image.digest }}\nimage: {{ .Values.image.repository }}@{{ .Values.image.digest }}\n{{- else }}\nimage: {{ .Values.image.repository }}:{{ .Values.image.tag }}\npolicy: tagged\n{{- end }}\n",
         )];
-        let root = json!({"Values": {"image": {"repository": "r", "digest": "d"}}});
-        let rendering = render(&templates, &[path("image")], &[], &root);
-        assert_eq!(rendering.blocked.len(), 1, "{:?}", rendering.blocked);
-        assert!(rendering.blocked[0].1.contains("a block that spans lines"));
+        for (digest, shown) in [
+            ("d", "image: r@d\n"),
+            (
+                "",
+                "image: r:t\n---\n# Source: c/templates/d.yaml\npolicy: tagged\n",
+            ),
+        ] {
+            let root =
+                json!({"Values": {"image": {"repository": "r", "tag": "t", "digest": digest}}});
+            let rendering = render(&branches, &[path("image")], &[], &root);
+            assert_eq!(rendering.blocked, []);
+            assert_eq!(
+                rendering.output,
+                format!("---\n# Source: c/templates/d.yaml\n{shown}"),
+                "digest {digest:?}"
+            );
+        }
+        let root = json!({"Values": {"image": {"repository": "r", "digest": "d"}, "x": 1}});
+        // A block over lines inside it, an `if` sharing its line, an `end` sharing its line.
+        for text in [
+            "{{- if .Values.image.digest }}\n{{- with .Values.x }}\nx: {{ . }}\n{{- end }}\nimage: {{ .Values.image.repository }}\n{{- end }}\n",
+            "image: {{ .Values.image.repository }}{{- if .Values.image.digest }}\n@{{ .Values.image.digest }}\n{{- end }}\n",
+            "{{- if .Values.image.digest }}\nimage: {{ .Values.image.repository }}@{{ .Values.image.digest }}{{- end }}\n",
+        ] {
+            let rendering = render(
+                &[template("c/templates/d.yaml", text)],
+                &[path("image")],
+                &[],
+                &root,
+            );
+            assert_eq!(
+                rendering.blocked.len(),
+                1,
+                "{text:?}: {:?}",
+                rendering.blocked
+            );
+            assert!(
+                rendering.blocked[0].1.contains("block that spans lines"),
+                "{text:?}"
+            );
+        }
         let inline = [template(
             "c/templates/d.yaml",
             "image: {{ .Values.image.repository }}{{ if .Values.image.digest }}@{{ .Values.image.digest }}{{ end }}\n",
