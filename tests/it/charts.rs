@@ -1120,9 +1120,6 @@ fn a_value_rendered_with_tpl_and_holding_no_action_is_pinned_as_helm_renders_it(
     };
     let whole = "image: ghcr.io/acme/app:1.2\n";
     let split = "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n";
-    let mut registry = Registry::start();
-    registry.push("ghcr.io/acme/app:1.2", Flavour::Image);
-    let digest = registry.pushed()["ghcr.io/acme/app:1.2"].clone();
     for helm in [false, true] {
         let context = TestContext::new();
         context.write_all(
@@ -1148,12 +1145,7 @@ fn a_value_rendered_with_tpl_and_holding_no_action_is_pinned_as_helm_renders_it(
             ],
             false,
         );
-        let run = context.run(pin_args(
-            &["pin", ".", "--write", "--format", "json"],
-            &registry,
-            helm,
-        ));
-        run.assert_code(0);
+        let (run, digest) = pin_app(&context, helm);
         let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
         assert_eq!(
             read("whole/values.yaml"),
@@ -1199,9 +1191,6 @@ fn if_blocks_over_lines_on_the_image_map_are_pinned_as_helm_renders_them() {
     let values = "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n";
     let chart =
         |name: &str| format!("apiVersion: v2\nname: {name}\nversion: 1.0.0\nappVersion: \"9.9\"\n");
-    let mut registry = Registry::start();
-    registry.push("ghcr.io/acme/app:1.2", Flavour::Image);
-    let digest = registry.pushed()["ghcr.io/acme/app:1.2"].clone();
     for helm in [false, true] {
         let context = TestContext::new();
         context.write_all(
@@ -1218,12 +1207,7 @@ fn if_blocks_over_lines_on_the_image_map_are_pinned_as_helm_renders_them() {
             ],
             false,
         );
-        let run = context.run(pin_args(
-            &["pin", ".", "--write", "--format", "json"],
-            &registry,
-            helm,
-        ));
-        run.assert_code(0);
+        let (run, digest) = pin_app(&context, helm);
         let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
         assert_eq!(
             read("digest/values.yaml"),
