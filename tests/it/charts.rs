@@ -1168,9 +1168,10 @@ fn a_value_rendered_with_tpl_and_holding_no_action_is_pinned_as_helm_renders_it(
 }
 
 /// `if` blocks over lines whose condition reads the image map (a digest branch and a tag
-/// branch; a condition on the tag being set): without Helm each line is evaluated inside its
-/// branch, so the map is pinned as Helm renders it; a condition the edit would flip (`eq` on
-/// the tag) is refused, with Helm and without.
+/// branch; a condition on the tag being set; the map's own `enabled` flag, off, around the
+/// whole file, podinfo's `redis:`): without Helm each line is evaluated inside its branch
+/// (with the map's own flag on, as with Helm), so the map is pinned as Helm renders it; a
+/// condition the edit would flip (`eq` on the tag) is refused, with Helm and without.
 #[test]
 fn if_blocks_over_lines_on_the_image_map_are_pinned_as_helm_renders_them() {
     let pod = |containers: &str| {
@@ -1189,6 +1190,12 @@ fn if_blocks_over_lines_on_the_image_map_are_pinned_as_helm_renders_them() {
     );
     let digest_values = "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n  digest: \"\"\n";
     let values = "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n";
+    let flagged_values =
+        "redis:\n  enabled: false\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n";
+    let flagged = format!(
+        "{{{{- if .Values.redis.enabled }}}}\n{}{{{{- end }}}}\n",
+        pod("      image: \"{{ .Values.redis.repository }}:{{ .Values.redis.tag }}\"\n")
+    );
     let chart =
         |name: &str| format!("apiVersion: v2\nname: {name}\nversion: 1.0.0\nappVersion: \"9.9\"\n");
     for helm in [false, true] {
@@ -1204,6 +1211,9 @@ fn if_blocks_over_lines_on_the_image_map_are_pinned_as_helm_renders_them() {
                 ("flips/Chart.yaml", &chart("flips")),
                 ("flips/values.yaml", values),
                 ("flips/templates/pod.yaml", &flips),
+                ("flagged/Chart.yaml", &chart("flagged")),
+                ("flagged/values.yaml", flagged_values),
+                ("flagged/templates/pod.yaml", &flagged),
             ],
             false,
         );
@@ -1220,6 +1230,11 @@ fn if_blocks_over_lines_on_the_image_map_are_pinned_as_helm_renders_them() {
             "helm {helm}\n{run}"
         );
         assert_eq!(read("flips/values.yaml"), values, "helm {helm}\n{run}");
+        assert_eq!(
+            read("flagged/values.yaml"),
+            flagged_values.replace("\"1.2\"", &format!("\"1.2@{digest}\"")),
+            "helm {helm}\n{run}"
+        );
         let refused = unsupported(&run.json());
         assert!(
             matches!(&refused[..], [(path, 2, _)] if path == "flips/values.yaml"),
