@@ -1905,6 +1905,54 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 512, ..Default::default() })]
+
+        /// Templates of `if`, `else`, `with`, `range` and `end` lines (alone or sharing a line,
+        /// balanced or not), comments and actions over lines, image and text lines: planning
+        /// and rendering never panic, and the plan is the one every line read gives (the check
+        /// inside [`plan_for`]); a blocked map says why, and every document rendered comes
+        /// from the template.
+        #[test]
+        fn blocks_of_any_shape_are_planned_and_rendered(
+            lines in proptest::collection::vec(proptest::sample::select(vec![
+                "{{- if .Values.image.digest }}",
+                "{{- if .Values.other }}",
+                "{{- if eq .Values.image.tag \"1\" }}",
+                "{{- else }}",
+                "{{- else if .Values.image.tag }}",
+                "{{- else with .Values.image }}",
+                "{{- end }}",
+                "{{- with .Values.image }}",
+                "{{- range .Values.list }}",
+                "image: {{ .Values.image.repository }}:{{ .Values.image.tag }}",
+                "image: {{ .Values.image.repository }}@{{ .Values.image.digest }}{{- end }}",
+                "x: {{ if .Values.image.tag }}",
+                "text: plain",
+                "{{/* a comment",
+                "*/}}",
+                "{{ include \"x\"",
+                ". }}",
+                "",
+            ]), 0..14),
+        ) {
+            let templates = [template("c/templates/d.yaml", &lines.join("\n"))];
+            let root = json!({"Values": {"image": {"repository": "r", "tag": "1", "digest": "d"}, "other": true, "list": [1]}});
+            let rendering = render(&templates, &[path("image")], &[], &root);
+            for (_, reason) in &rendering.blocked {
+                proptest::prop_assert!(reason.starts_with("not proven: without Helm"), "{}", reason);
+            }
+            // Every document is one of the template's lines, as evaluated.
+            for document in rendering.output.split("---\n").skip(1) {
+                proptest::prop_assert!(
+                    document.starts_with("# Source: c/templates/d.yaml\n"),
+                    "{:?}",
+                    rendering.output
+                );
+            }
+        }
+    }
+
     #[test]
     fn a_condition_over_lines_is_read_branch_by_branch_when_alone_on_its_lines() {
         let branches = [template(
