@@ -1253,6 +1253,60 @@ fn if_blocks_over_lines_on_the_image_map_are_pinned_as_helm_renders_them() {
     }
 }
 
+/// A helper that takes its map and a default tag in a `tuple` and reads them with `index`
+/// (the shape cert-manager's charts share): pinned with Helm and without, where the values set
+/// the tag; where they leave it to `appVersion`, reported both ways.
+#[test]
+fn a_map_passed_in_a_tuple_is_pinned_as_helm_renders_it() {
+    let helper = "{{- define \"img\" -}}\n\
+        {{- $fallback := index . 1 -}}\n\
+        {{- with index . 0 -}}\n\
+        {{- if .registry }}{{ .registry }}/{{ end }}{{ .repository -}}\n\
+        {{- if .digest }}@{{ .digest }}{{ else }}:{{ .tag | default $fallback }}{{ end -}}\n\
+        {{- end -}}\n\
+        {{- end -}}\n";
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n    - name: a\n      \
+               image: \"{{ template \"img\" (tuple .Values.image $.Chart.AppVersion) }}\"\n";
+    let tagged = "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n";
+    let untagged = "image:\n  repository: ghcr.io/acme/app\n";
+    let chart =
+        |name: &str| format!("apiVersion: v2\nname: {name}\nversion: 1.0.0\nappVersion: \"1.2\"\n");
+    for helm in [false, true] {
+        let context = TestContext::new();
+        context.write_all(
+            &[
+                ("tagged/Chart.yaml", &chart("tagged")),
+                ("tagged/values.yaml", tagged),
+                ("tagged/templates/_helpers.tpl", helper),
+                ("tagged/templates/pod.yaml", pod),
+                ("untagged/Chart.yaml", &chart("untagged")),
+                ("untagged/values.yaml", untagged),
+                ("untagged/templates/_helpers.tpl", helper),
+                ("untagged/templates/pod.yaml", pod),
+            ],
+            false,
+        );
+        let (run, digest) = pin_app(&context, helm);
+        let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
+        assert_eq!(
+            read("tagged/values.yaml"),
+            tagged.replace("\"1.2\"", &format!("\"1.2@{digest}\"")),
+            "helm {helm}\n{run}"
+        );
+        assert_eq!(read("untagged/values.yaml"), untagged, "helm {helm}\n{run}");
+        let refused = unsupported(&run.json());
+        assert!(
+            matches!(&refused[..], [(path, 2, reason)] if path == "untagged/values.yaml" && reason.contains("appVersion")),
+            "helm {helm}: {refused:?}\n{run}"
+        );
+        let rendered = render(&context.path("tagged"));
+        assert!(
+            rendered.contains(&format!("image: \"ghcr.io/acme/app:1.2@{digest}\"")),
+            "helm {helm}: {rendered}"
+        );
+    }
+}
+
 /// `pin . --write` of the tree of `context`, against a registry that holds only
 /// `ghcr.io/acme/app:1.2`, with Helm or without: the run (which succeeded) and that digest.
 fn pin_app(context: &TestContext, helm: bool) -> (crate::context::Run, String) {

@@ -504,6 +504,8 @@ const PURE_WORDS: &[&str] = &[
     "coalesce",
     "dict",
     "list",
+    "tuple",
+    "index",
     "ternary",
     "hasKey",
     "get",
@@ -808,7 +810,16 @@ fn collections(name: &str, args: Vec<Value>) -> Result<Value, EvalError> {
             }
             Ok(Value::Object(map))
         }
-        "list" => Ok(Value::Array(args)),
+        // Sprig's `tuple` is `list` by another name (cert-manager's `image` helper takes one).
+        "list" | "tuple" => Ok(Value::Array(args)),
+        "index" if !args.is_empty() => {
+            let mut args = args.into_iter();
+            let mut value = args.next().expect("not empty");
+            for key in args {
+                value = index(value, &key)?;
+            }
+            Ok(value)
+        }
         "ternary" => {
             arity(3)?;
             let [yes, no, condition]: [Value; 3] = args.try_into().expect("three");
@@ -880,6 +891,23 @@ fn collections(name: &str, args: Vec<Value>) -> Result<Value, EvalError> {
             args.iter().filter_map(Value::as_str).collect(),
         )),
         _ => Err(format!("the function `{name}` is not supported")),
+    }
+}
+
+/// Go's `index` of `value` by one `key`: a list's item by its position, a map's value by its
+/// key (nil when the map lacks it).
+fn index(value: Value, key: &Value) -> Result<Value, EvalError> {
+    match (value, key) {
+        (Value::Array(items), Value::Number(n)) => n
+            .as_u64()
+            .and_then(|i| usize::try_from(i).ok())
+            .and_then(|i| items.into_iter().nth(i))
+            .ok_or_else(|| format!("`index` {n} is out of the list's range")),
+        (Value::Object(mut map), Value::String(key)) => Ok(map.remove(key).unwrap_or(Value::Null)),
+        _ => Err(
+            "`index` of a value that is not a list or a map, or by a key of another kind"
+                .to_owned(),
+        ),
     }
 }
 
@@ -1024,6 +1052,19 @@ mod tests {
             (
                 "image: {{ tpl .Values.image . }}",
                 Err("`tpl` of a value that is not a string"),
+            ),
+            // `tuple` is `list`; `index` takes a list's item or a map's value (nil if missing).
+            (
+                "image: {{ with index (tuple .Values.image .Chart.AppVersion) 0 }}{{ .repository }}:{{ index $.Values.image \"tag\" | default (index (tuple 1 $.Chart.AppVersion) 1) }}{{ end }}{{ index .Values.image \"missing\" }}",
+                Ok("image: ghcr.io/acme/app:1.8.2"),
+            ),
+            (
+                "{{ index (tuple 1) 1 }}",
+                Err("`index` 1 is out of the list's range"),
+            ),
+            (
+                "{{ index .Values.image.repository 0 }}",
+                Err("`index` of a value that is not a list or a map, or by a key of another kind"),
             ),
         ] {
             assert_eq!(
