@@ -1307,6 +1307,47 @@ fn a_map_passed_in_a_tuple_is_pinned_as_helm_renders_it() {
     }
 }
 
+/// A helper that checks its tag's type (`typeIs`, kyverno's guard) and rewrites its repository
+/// (`replace`, `hasPrefix`, `contains`): evaluated without Helm as Helm renders it, so the tag
+/// is pinned both ways and Helm renders the pinned reference.
+#[test]
+fn a_helper_with_string_tests_is_pinned_as_helm_renders_it() {
+    let helper = "{{- define \"img\" -}}\n\
+        {{- $tag := .Values.image.tag -}}\n\
+        {{- if not (typeIs \"string\" $tag) }}{{ fail \"the tag must be a string\" }}{{ end -}}\n\
+        {{- $repo := replace \"docker.io/\" \"\" .Values.image.repository -}}\n\
+        {{- if and (hasPrefix \"ghcr.io/\" $repo) (contains \"acme\" $repo) }}{{ $repo }}{{ else }}docker.io/{{ $repo }}{{ end }}:{{ $tag }}\n\
+        {{- end -}}\n";
+    let values = "image:\n  repository: docker.io/ghcr.io/acme/app\n  tag: \"1.2\"\n";
+    for helm in [false, true] {
+        let context = TestContext::new();
+        context.write_all(
+            &[
+                ("c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 1.0.0\n"),
+                ("c/values.yaml", values),
+                ("c/templates/_helpers.tpl", helper),
+                (
+                    "c/templates/pod.yaml",
+                    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n    - name: a\n      image: {{ include \"img\" . | quote }}\n",
+                ),
+            ],
+            false,
+        );
+        let (run, digest) = pin_app(&context, helm);
+        let got = std::fs::read_to_string(context.path("c/values.yaml")).unwrap();
+        assert_eq!(
+            got,
+            values.replace("\"1.2\"", &format!("\"1.2@{digest}\"")),
+            "helm {helm}\n{run}"
+        );
+        let rendered = render(&context.path("c"));
+        assert!(
+            rendered.contains(&format!("image: \"ghcr.io/acme/app:1.2@{digest}\"")),
+            "helm {helm}: {rendered}"
+        );
+    }
+}
+
 /// `pin . --write` of the tree of `context`, against a registry that holds only
 /// `ghcr.io/acme/app:1.2`, with Helm or without: the run (which succeeded) and that digest.
 fn pin_app(context: &TestContext, helm: bool) -> (crate::context::Run, String) {

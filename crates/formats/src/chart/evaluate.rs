@@ -510,6 +510,11 @@ const PURE_WORDS: &[&str] = &[
     "hasKey",
     "get",
     "kindIs",
+    "typeIs",
+    "contains",
+    "hasPrefix",
+    "hasSuffix",
+    "replace",
     "append",
     "uniq",
     "print",
@@ -790,6 +795,25 @@ fn call(name: &str, args: Vec<Value>) -> Result<Value, EvalError> {
             Ok(Value::Bool(same == (name == "eq")))
         }
         "coalesce" => Ok(args.into_iter().find(|a| !empty(a)).unwrap_or(Value::Null)),
+        // Sprig's argument order: what to look for first, the text last.
+        "contains" | "hasPrefix" | "hasSuffix" => {
+            arity(2)?;
+            let (part, text) = (text_arg(&args[0])?, text_arg(&args[1])?);
+            Ok(Value::Bool(match name {
+                "contains" => text.contains(&part),
+                "hasPrefix" => text.starts_with(&part),
+                _ => text.ends_with(&part),
+            }))
+        }
+        "replace" => {
+            arity(3)?;
+            let (old, new, text) = (
+                text_arg(&args[0])?,
+                text_arg(&args[1])?,
+                text_arg(&args[2])?,
+            );
+            string(text.replace(&old, &new))
+        }
         _ => collections(name, args),
     }
 }
@@ -839,18 +863,23 @@ fn collections(name: &str, args: Vec<Value>) -> Result<Value, EvalError> {
                     .unwrap_or(Value::String(String::new())),
             })
         }
-        "kindIs" => {
+        "kindIs" | "typeIs" => {
             arity(2)?;
-            let kind = match &args[1] {
-                Value::Null => "invalid",
-                Value::Bool(_) => "bool",
-                Value::String(_) => "string",
-                Value::Array(_) => "slice",
-                Value::Object(_) => "map",
+            let (kind, type_name) = match &args[1] {
+                Value::Null => ("invalid", "<nil>"),
+                Value::Bool(_) => ("bool", "bool"),
+                Value::String(_) => ("string", "string"),
+                Value::Array(_) => ("slice", "[]interface {}"),
+                Value::Object(_) => ("map", "map[string]interface {}"),
                 // Helm reads a values file through JSON: every number is a float64.
-                Value::Number(_) => "float64",
+                Value::Number(_) => ("float64", "float64"),
             };
-            Ok(Value::Bool(text_arg(&args[0])? == kind))
+            if name == "typeIs" && args[1].is_number() {
+                // Go's name for it (`float64`, `int64`) depends on how Helm read the number.
+                return Err("`typeIs` of a number".to_owned());
+            }
+            let wanted = if name == "kindIs" { kind } else { type_name };
+            Ok(Value::Bool(text_arg(&args[0])? == wanted))
         }
         "append" => {
             arity(2)?;
@@ -1052,6 +1081,18 @@ mod tests {
             (
                 "image: {{ tpl .Values.image . }}",
                 Err("`tpl` of a value that is not a string"),
+            ),
+            (
+                "{{ if typeIs \"string\" .Values.image.tag }}s{{ end }}{{ if typeIs \"map[string]interface {}\" .Values.global }}m{{ end }}{{ if kindIs \"string\" .Values.image.n }}x{{ end }}",
+                Ok("sm"),
+            ),
+            (
+                "{{ typeIs \"float64\" .Values.image.n }}",
+                Err("`typeIs` of a number"),
+            ),
+            (
+                "{{ if contains \"acme\" .Values.image.repository }}c{{ end }}{{ if hasPrefix \"ghcr.io/\" .Values.image.repository }}p{{ end }}{{ if hasSuffix \"/app\" .Values.image.repository }}s{{ end }}{{ if hasPrefix \"app\" .Values.image.repository }}x{{ end }}:{{ replace \"ghcr.io\" \"docker.io\" .Values.image.repository }}",
+                Ok("cps:docker.io/acme/app"),
             ),
             // `tuple` is `list`; `index` takes a list's item or a map's value (nil if missing).
             (
