@@ -1307,16 +1307,17 @@ fn a_map_passed_in_a_tuple_is_pinned_as_helm_renders_it() {
     }
 }
 
-/// A helper that checks its tag's type (`typeIs`, kyverno's guard) and rewrites its repository
-/// (`replace`, `hasPrefix`, `contains`): evaluated without Helm as Helm renders it, so the tag
-/// is pinned both ways and Helm renders the pinned reference.
+/// A helper that checks its tag's type (`typeIs`, kyverno's guard), requires its repository
+/// (`required`) and rewrites it (`replace`, `hasPrefix`, `contains`, `join`): evaluated without
+/// Helm as Helm renders it, so the tag is pinned both ways and Helm renders the pinned
+/// reference.
 #[test]
 fn a_helper_with_string_tests_is_pinned_as_helm_renders_it() {
     let helper = "{{- define \"img\" -}}\n\
         {{- $tag := .Values.image.tag -}}\n\
         {{- if not (typeIs \"string\" $tag) }}{{ fail \"the tag must be a string\" }}{{ end -}}\n\
-        {{- $repo := replace \"docker.io/\" \"\" .Values.image.repository -}}\n\
-        {{- if and (hasPrefix \"ghcr.io/\" $repo) (contains \"acme\" $repo) }}{{ $repo }}{{ else }}docker.io/{{ $repo }}{{ end }}:{{ $tag }}\n\
+        {{- $repo := replace \"docker.io/\" \"\" (required \"a repository\" .Values.image.repository) -}}\n\
+        {{- if and (hasPrefix \"ghcr.io/\" $repo) (contains \"acme\" $repo) }}{{ $repo }}{{ else }}docker.io/{{ $repo }}{{ end }}:{{ join \"\" (list $tag) }}\n\
         {{- end -}}\n";
     let values = "image:\n  repository: docker.io/ghcr.io/acme/app\n  tag: \"1.2\"\n";
     for helm in [false, true] {

@@ -515,6 +515,8 @@ const PURE_WORDS: &[&str] = &[
     "hasPrefix",
     "hasSuffix",
     "replace",
+    "required",
+    "join",
     "append",
     "uniq",
     "print",
@@ -805,6 +807,18 @@ fn call(name: &str, args: Vec<Value>) -> Result<Value, EvalError> {
                 _ => text.ends_with(&part),
             }))
         }
+        // Helm's `required`: the value, or a failed rendering when it is nil or an empty string.
+        "required" => {
+            arity(2)?;
+            let [message, value]: [Value; 2] = args.try_into().expect("two");
+            if value.is_null() || value.as_str() == Some("") {
+                return Err(format!(
+                    "`required` fails: {}",
+                    message.as_str().unwrap_or("a value is required")
+                ));
+            }
+            Ok(value)
+        }
         "replace" => {
             arity(3)?;
             let (old, new, text) = (
@@ -915,6 +929,15 @@ fn collections(name: &str, args: Vec<Value>) -> Result<Value, EvalError> {
                 Value::String(_) => Err("`tpl` of a text with actions is not supported".to_owned()),
                 _ => Err("`tpl` of a value that is not a string".to_owned()),
             }
+        }
+        "join" => {
+            arity(2)?;
+            let Value::Array(items) = &args[1] else {
+                return Err("`join` of a value that is not a list".to_owned());
+            };
+            let separator = text_arg(&args[0])?;
+            let texts = items.iter().map(text_arg).collect::<Result<Vec<_>, _>>()?;
+            Ok(Value::String(texts.join(&separator)))
         }
         "print" if args.iter().all(Value::is_string) => Ok(Value::String(
             args.iter().filter_map(Value::as_str).collect(),
@@ -1093,6 +1116,18 @@ mod tests {
             (
                 "{{ if contains \"acme\" .Values.image.repository }}c{{ end }}{{ if hasPrefix \"ghcr.io/\" .Values.image.repository }}p{{ end }}{{ if hasSuffix \"/app\" .Values.image.repository }}s{{ end }}{{ if hasPrefix \"app\" .Values.image.repository }}x{{ end }}:{{ replace \"ghcr.io\" \"docker.io\" .Values.image.repository }}",
                 Ok("cps:docker.io/acme/app"),
+            ),
+            (
+                "image: {{ join \":\" (list (required \"a repository\" .Values.image.repository) .Chart.AppVersion) }}",
+                Ok("image: ghcr.io/acme/app:1.8.2"),
+            ),
+            (
+                "image: {{ required \"image.tag is required\" .Values.image.tag }}",
+                Err("`required` fails: image.tag is required"),
+            ),
+            (
+                "{{ join \",\" .Values.image.repository }}",
+                Err("`join` of a value that is not a list"),
             ),
             // `tuple` is `list`; `index` takes a list's item or a map's value (nil if missing).
             (
