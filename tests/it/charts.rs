@@ -1349,6 +1349,57 @@ fn a_helper_with_string_tests_is_pinned_as_helm_renders_it() {
     }
 }
 
+/// An image line inside `range` that reads only from the root (`$.Values.image…`, or a helper
+/// included with `$`): rendered once per round, the same each time, so it is pinned without
+/// Helm as with Helm, and Helm renders the pinned reference in every round. Over an empty list
+/// nothing renders, and nothing is written, either way.
+#[test]
+fn an_image_line_inside_range_that_reads_the_root_is_pinned_as_helm_renders_it() {
+    let template = "{{- range $i, $w := .Values.workers }}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  \
+                    name: {{ $w.name }}\nspec:\n  containers:\n    - name: w\n      \
+                    image: \"{{ $.Values.image.repository }}:{{ $.Values.image.tag }}\"\n    - name: side\n      \
+                    image: {{ include \"side\" $ | quote }}\n{{- end }}\n";
+    let helper =
+        "{{- define \"side\" -}}{{ .Values.side.repository }}:{{ .Values.side.tag }}{{- end -}}\n";
+    let maps = "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\nside:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n";
+    let values = format!("{maps}workers:\n  - name: a\n  - name: b\n");
+    let empty = format!("{maps}workers: []\n");
+    for helm in [false, true] {
+        let context = TestContext::new();
+        let mut files = Vec::new();
+        for (name, values) in [("two", &values), ("none", &empty)] {
+            files.push((
+                format!("{name}/Chart.yaml"),
+                format!("apiVersion: v2\nname: {name}\nversion: 1.0.0\n"),
+            ));
+            files.push((format!("{name}/values.yaml"), values.clone()));
+            files.push((format!("{name}/templates/pods.yaml"), template.to_owned()));
+            files.push((format!("{name}/templates/_helpers.tpl"), helper.to_owned()));
+        }
+        let files: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(p, t)| (p.as_str(), t.as_str()))
+            .collect();
+        context.write_all(&files, false);
+        let (run, digest) = pin_app(&context, helm);
+        let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
+        assert_eq!(
+            read("two/values.yaml"),
+            values.replace("\"1.2\"", &format!("\"1.2@{digest}\"")),
+            "helm {helm}\n{run}"
+        );
+        assert_eq!(read("none/values.yaml"), empty, "helm {helm}\n{run}");
+        let rendered = render(&context.path("two"));
+        assert_eq!(
+            rendered
+                .matches(&format!("ghcr.io/acme/app:1.2@{digest}\""))
+                .count(),
+            4,
+            "helm {helm}: {rendered}"
+        );
+    }
+}
+
 /// `pin . --write` of the tree of `context`, against a registry that holds only
 /// `ghcr.io/acme/app:1.2`, with Helm or without: the run (which succeeded) and that digest.
 fn pin_app(context: &TestContext, helm: bool) -> (crate::context::Run, String) {

@@ -14,7 +14,10 @@
 //! the `with`, when no block opens, closes or branches inside it. An `if` block over several
 //! lines at the top of a file whose condition reads the map, its `if`, `else`s and `end` each
 //! alone on their lines, is read branch by branch: each line inside it (text lines too) is
-//! evaluated inside its branch, so the rendering shows the branch the values take. A variable
+//! evaluated inside its branch, so the rendering shows the branch the values take. A line
+//! inside `with`/`range` blocks that reads only from the root (`$.Values.image.tag`, `include
+//! "x" $`) is evaluated inside them (a `range` as an `if` on what it ranges over: the line
+//! renders the same in every round), unless a block's `else` came before it. A variable
 //! declared alone on its line at the top of a file is read by the later lines that use it,
 //! each evaluated after the declaration. A read inside a named template that no rendered line
 //! includes (only `NOTES.txt`, or nothing) never happens, and neither does one in a comment.
@@ -22,7 +25,8 @@
 //! It is conservative: a map is **blocked** (the caller writes nothing for it, with the reason)
 //! when any template reads it in a way a line cannot show: the map or a map above it passed
 //! whole other than to a named template (to `with`, to `toYaml`), a value read inside a
-//! `with`/`range` block or inside a named template included with another argument than `.`
+//! `with`/`range` block on a line that also reads `.` or a variable, or inside a named template
+//! included with another argument than `.`
 //! (or from such a block), read into a variable this cannot follow, read through a root
 //! passed on (`.context.Values…`), in a file another includes whole by its path
 //! (`include (print $.Template.BasePath "/cm.yaml")`), a condition on it that spans lines and
@@ -170,8 +174,9 @@ pub const TPL_SOURCE: &str = "tpl:";
 #[derive(Clone, Copy)]
 enum Block<'t> {
     Define(&'t str),
-    /// `with`, `range` or `block`; a `with` over several lines is tracked ([`With`]).
-    Scope(Option<usize>),
+    /// `with`, `range` or `block`, with its action and whether an `else` of its own was met;
+    /// a `with` over several lines is tracked ([`With`]).
+    Scope(Option<usize>, &'t str, bool),
     /// An `if` over several lines at the top of a file, alone on its line, is tracked
     /// ([`Cond`]).
     If(Option<usize>),
@@ -233,6 +238,7 @@ fn plan_with(
         withs,
         variables,
         conds,
+        scoped,
     } = if relevant.contains(&true) {
         reads(templates, related, &relevant)
     } else {
@@ -306,6 +312,23 @@ fn plan_with(
         };
         if let (true, Some(top)) = (evaluated, read.keys.first()) {
             plan.top_keys.insert((*top).to_owned());
+        }
+    }
+    // A line inside `with`/`range` blocks that reads only from the root is evaluated inside
+    // them, and what their actions read is loaded.
+    for (at, inside) in &scoped {
+        if lines.contains_key(at) {
+            let mut before = String::new();
+            for action in inside {
+                let _ = write!(before, "{{{{ {action} }}}}");
+            }
+            plan.top_keys.extend(
+                values_reads(&before)
+                    .into_iter()
+                    .filter_map(|read| read.keys.first().map(|top| (*top).to_owned())),
+            );
+            plan.around
+                .insert(*at, (before, "{{ end }}".repeat(inside.len())));
         }
     }
     // A line of a `with` block is evaluated inside its `with`; one that uses a variable,
@@ -705,6 +728,7 @@ fn reads<'t>(templates: &'t [Template], related: &Related<'_>, relevant: &[bool]
     let mut withs: Vec<With<'_>> = Vec::new();
     let mut variables: Vec<Variable<'_>> = Vec::new();
     let mut conds: Vec<Cond<'_>> = Vec::new();
+    let mut scoped: Vec<((usize, usize), Vec<String>)> = Vec::new();
     for (template, file) in templates.iter().enumerate() {
         if !relevant[template] {
             continue;
@@ -812,7 +836,7 @@ fn reads<'t>(templates: &'t [Template], related: &Related<'_>, relevant: &[bool]
             let mut opened_if = None;
             for (j, action) in actions.iter().enumerate() {
                 if first_word(action) == "with" && block_context(&open) == Context::Line {
-                    open.push(Block::Scope(Some(withs.len())));
+                    open.push(Block::Scope(Some(withs.len()), action, false));
                     opened.push((j, withs.len()));
                     withs.push(With {
                         action,
@@ -838,6 +862,17 @@ fn reads<'t>(templates: &'t [Template], related: &Related<'_>, relevant: &[bool]
             }
             // A block opened here and closed on a later line, or an `else` between lines.
             let spans = open.len() > here.len() || actions.iter().any(|a| first_word(a) == "else");
+            // Inside `with`/`range` blocks, a line that reads only from the root renders the
+            // same wherever the blocks put it: it is evaluated inside them.
+            let inside = (block_context(&here) == Context::Scoped
+                && !spans
+                && actions.iter().all(|a| reads_only_the_root(a)))
+            .then(|| scope_actions(&here))
+            .flatten();
+            let in_scopes = inside.is_some();
+            if let Some(inside) = inside {
+                scoped.push(((template, line), inside));
+            }
             for (j, action) in actions.iter().enumerate() {
                 let opens = ["if", "else", "with", "range"].contains(&first_word(action));
                 let with = opened.iter().find(|(at, _)| *at == j).map(|(_, id)| *id);
@@ -850,6 +885,7 @@ fn reads<'t>(templates: &'t [Template], related: &Related<'_>, relevant: &[bool]
                     (Context::Line, Some(id), _) if spans => Context::With(id),
                     (Context::Line, _, Some(id)) if spans && opens => Context::Cond(id),
                     (Context::Line, _, _) if spans && opens => Context::Condition,
+                    (Context::Scoped, _, _) if in_scopes => Context::Line,
                     (other, _, _) => other,
                 };
                 enter(&mut here, action);
@@ -911,6 +947,7 @@ fn reads<'t>(templates: &'t [Template], related: &Related<'_>, relevant: &[bool]
         withs,
         variables,
         conds,
+        scoped,
     }
 }
 
@@ -922,6 +959,9 @@ struct Lines<'t> {
     withs: Vec<With<'t>>,
     variables: Vec<Variable<'t>>,
     conds: Vec<Cond<'t>>,
+    /// The lines inside `with`/`range` blocks that read only from the root (`$.Values…`),
+    /// each with the blocks' actions it is evaluated inside.
+    scoped: Vec<((usize, usize), Vec<String>)>,
 }
 
 /// Declares the variable `action` assigns (`$name := …`); `alone` when it can be followed
@@ -993,7 +1033,7 @@ fn note_uses(
 /// blocks open at its start), or marks the block unclean when the line opens, closes or
 /// branches a block over lines.
 fn track_with(withs: &mut [With<'_>], open: &[Block<'_>], actions: &[&str], at: (usize, usize)) {
-    let Some(Block::Scope(Some(id))) = open.last() else {
+    let Some(Block::Scope(Some(id), ..)) = open.last() else {
         return;
     };
     let with = &mut withs[*id];
@@ -1068,6 +1108,73 @@ fn unclean_conds(conds: &mut [Cond<'_>], open: &[Block<'_>]) {
     }
 }
 
+/// What a line inside the `with` and `range` blocks of `open` is evaluated inside, outermost
+/// first: each `with`, and for each `range` an `if` on what it ranges over (a line that reads
+/// only from the root renders the same in every round, so once shows it). `None` inside a
+/// `block` (its `.` is its argument), a named template, or after a block's `else`.
+fn scope_actions(open: &[Block<'_>]) -> Option<Vec<String>> {
+    open.iter()
+        .filter_map(|block| match block {
+            Block::Scope(_, action, false) => Some(scope_action(action)),
+            Block::Scope(_, _, true) | Block::Define(_) => Some(None),
+            Block::If(_) => None,
+        })
+        .collect()
+}
+
+fn scope_action(action: &str) -> Option<String> {
+    match first_word(action) {
+        "with" => Some(action.to_owned()),
+        "range" => {
+            let over = action["range".len()..].trim_start();
+            // `range $i, $v := X` ranges over `X`.
+            let over = match over.split_once(":=") {
+                Some((variables, over)) if variables.trim_start().starts_with('$') => over,
+                _ => over,
+            };
+            Some(format!("if {}", over.trim()))
+        }
+        _ => None,
+    }
+}
+
+/// Whether every value `action` reads is read from the root (`$.Values.image.tag`, `include
+/// "x" $`), so that it is the same whatever `.` is: no read of `.` (`.name`, `.` alone, `(.x)`)
+/// and no variable but `$`. String, raw string and rune literals are passed over.
+fn reads_only_the_root(action: &str) -> bool {
+    let s = action.as_bytes();
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut i = 0;
+    while i < s.len() {
+        match s[i] {
+            quote @ (b'"' | b'\'' | b'`') => {
+                let mut j = i + 1;
+                while j < s.len() && s[j] != quote {
+                    j += if quote != b'`' && s[j] == b'\\' { 2 } else { 1 };
+                }
+                if j >= s.len() {
+                    return false;
+                }
+                i = j;
+            }
+            b'$' if s.get(i + 1).is_some_and(|&b| is_word(b)) => return false,
+            b'$' if s.get(i + 1) == Some(&b'.') => {
+                // The root's chain: `$.Values.image.tag`.
+                i += 2;
+                while i < s.len() && (is_word(s[i]) || s[i] == b'.') {
+                    i += 1;
+                }
+                continue;
+            }
+            // A `.` that continues a chain (`a.b`, `(…).b`) or a number; any other reads `.`.
+            b'.' if i == 0 || !(is_word(s[i - 1]) || s[i - 1] == b')') => return false,
+            _ => {}
+        }
+        i += 1;
+    }
+    true
+}
+
 /// Whether `text` is one action alone on its line.
 fn alone(actions: &[&str], text: &str) -> bool {
     actions.len() == 1 && text.trim_start().starts_with("{{") && text.trim_end().ends_with("}}")
@@ -1077,7 +1184,12 @@ fn alone(actions: &[&str], text: &str) -> bool {
 fn enter<'t>(open: &mut Vec<Block<'t>>, action: &'t str) {
     match first_word(action) {
         "define" => open.push(Block::Define(define_name(action).unwrap_or(""))),
-        "with" | "range" | "block" => open.push(Block::Scope(None)),
+        "with" | "range" | "block" => open.push(Block::Scope(None, action, false)),
+        "else" => {
+            if let Some(Block::Scope(_, _, branched)) = open.last_mut() {
+                *branched = true;
+            }
+        }
         "if" => open.push(Block::If(None)),
         "end" => {
             open.pop();
@@ -1095,7 +1207,7 @@ fn block_context<'t>(open: &[Block<'t>]) -> Context<'t> {
     }) {
         return Context::Define(name);
     }
-    if open.iter().any(|block| matches!(block, Block::Scope(_))) {
+    if open.iter().any(|block| matches!(block, Block::Scope(..))) {
         Context::Scoped
     } else {
         Context::Line
@@ -1812,14 +1924,17 @@ mod tests {
         ];
         let paths = [path("image"), path("side"), path("scoped")];
         let plan = plan(&templates, &paths, &[]);
+        // `c.scoped`, included with `$` inside a `with`, is evaluated inside it: the `with`'s
+        // map is loaded too.
         assert_eq!(
             plan.top_keys.iter().map(String::as_str).collect::<Vec<_>>(),
-            ["image", "side"]
+            ["image", "scoped", "side", "x"]
         );
         let root = json!({
             "Values": {
                 "image": {"repository": "r", "tag": "", "digest": ""},
                 "side": {"repository": "s", "tag": "1"},
+                "scoped": {"repository": "q"},
             },
             "Chart": {"AppVersion": "2.0"},
         });
@@ -1829,12 +1944,13 @@ mod tests {
             "---\n# Source: c/templates/deploy.yaml\nimage: \"r:2.0\"\n\
              ---\n# Source: c/templates/deploy.yaml\nimage: s:1\n"
         );
-        assert_eq!(
-            rendering.blocked,
-            [(
-                2,
-                "not proven: without Helm, the map is read inside the named template `c.scoped`, which c/templates/deploy.yaml:6 includes inside a block this reading does not follow".to_owned()
-            )]
+        assert_eq!(rendering.blocked, []);
+        let mut with_x = root.clone();
+        with_x["Values"]["x"] = json!(true);
+        assert!(
+            plan.render(&templates, &with_x)
+                .output
+                .ends_with("---\n# Source: c/templates/deploy.yaml\nimage: q\n")
         );
         // The digest branch, on another line of the body.
         let digested = json!({
@@ -1950,6 +2066,82 @@ mod tests {
                     rendering.output
                 );
             }
+        }
+    }
+
+    #[test]
+    fn an_action_reads_only_the_root_when_no_read_starts_at_dot() {
+        for (action, expected) in [
+            ("$.Values.image.tag", true),
+            ("include \"x\" $", true),
+            (
+                "printf \"%s.%s\" $.Values.a (($.Values.global).registry)",
+                true,
+            ),
+            ("$.Values.image.tag | default \".x\" | quote", true),
+            ("`.raw`", true),
+            ("1.5", true),
+            ("end", true),
+            (".Values.image.tag", false),
+            (".", false),
+            ("include \"x\" .", false),
+            ("$.Values.image.tag | default .tag", false),
+            ("$root.Values.image", false),
+            ("$tag", false),
+            ("(.global).x", false),
+            ("\"unterminated", false),
+        ] {
+            assert_eq!(reads_only_the_root(action), expected, "{action}");
+        }
+    }
+
+    #[test]
+    fn a_line_inside_range_that_reads_only_the_root_is_evaluated_inside_it() {
+        let templates = [template(
+            "c/templates/w.yaml",
+            "{{- range .Values.workers }}\nname: {{ .name }}\nimage: {{ $.Values.image.repository }}:{{ $.Values.image.tag }}\n{{- end }}\n",
+        )];
+        let plan = plan(&templates, &[path("image")], &[]);
+        assert_eq!(
+            plan.top_keys.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["image", "workers"]
+        );
+        let shown = "---\n# Source: c/templates/w.yaml\nimage: r:1\n";
+        for (workers, output) in [
+            (json!([{"name": "a"}, {"name": "b"}]), shown),
+            (json!([]), ""),
+        ] {
+            let root =
+                json!({"Values": {"image": {"repository": "r", "tag": "1"}, "workers": workers}});
+            let rendering = plan.render(&templates, &root);
+            assert_eq!(rendering.blocked, []);
+            assert_eq!(rendering.output, output);
+        }
+        // A line that also reads `.` depends on the item, one after the block's `else` renders
+        // when the others do not: neither is followed.
+        let root = json!({"Values": {"image": {"repository": "r", "tag": "1"}, "workers": []}});
+        for text in [
+            "{{- range .Values.workers }}\nimage: {{ $.Values.image.repository }}:{{ .tag | default $.Values.image.tag }}\n{{- end }}\n",
+            "{{- range $i, $w := .Values.workers }}\nx: {{ $i }}\n{{- else }}\nimage: {{ $.Values.image.repository }}:{{ $.Values.image.tag }}\n{{- end }}\n",
+        ] {
+            let rendering = render(
+                &[template("c/templates/w.yaml", text)],
+                &[path("image")],
+                &[],
+                &root,
+            );
+            assert_eq!(
+                rendering.blocked.len(),
+                1,
+                "{text:?}: {:?}",
+                rendering.blocked
+            );
+            assert!(
+                rendering.blocked[0]
+                    .1
+                    .contains("inside a `with`/`range` block"),
+                "{text:?}"
+            );
         }
     }
 
