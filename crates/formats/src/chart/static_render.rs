@@ -1774,6 +1774,28 @@ mod tests {
         dotted.split('.').map(str::to_owned).collect()
     }
 
+    /// Asserts that the template `text` blocks the candidate `image`, for a reason that says
+    /// `why`.
+    fn assert_blocks_the_image_map(text: &str, root: &Value, why: &str) {
+        let rendering = render(
+            &[template("c/templates/d.yaml", text)],
+            &[path("image")],
+            &[],
+            root,
+        );
+        assert_eq!(
+            rendering.blocked.len(),
+            1,
+            "{text:?}: {:?}",
+            rendering.blocked
+        );
+        assert!(
+            rendering.blocked[0].1.contains(why),
+            "{text:?}: {:?}",
+            rendering.blocked
+        );
+    }
+
     /// The templates under `dir` (its own and its subcharts'), named from `name`.
     fn templates_under(dir: &std::path::Path, name: &str, out: &mut Vec<Template>) {
         let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
@@ -2124,24 +2146,7 @@ mod tests {
             "{{- range .Values.workers }}\nimage: {{ $.Values.image.repository }}:{{ .tag | default $.Values.image.tag }}\n{{- end }}\n",
             "{{- range $i, $w := .Values.workers }}\nx: {{ $i }}\n{{- else }}\nimage: {{ $.Values.image.repository }}:{{ $.Values.image.tag }}\n{{- end }}\n",
         ] {
-            let rendering = render(
-                &[template("c/templates/w.yaml", text)],
-                &[path("image")],
-                &[],
-                &root,
-            );
-            assert_eq!(
-                rendering.blocked.len(),
-                1,
-                "{text:?}: {:?}",
-                rendering.blocked
-            );
-            assert!(
-                rendering.blocked[0]
-                    .1
-                    .contains("inside a `with`/`range` block"),
-                "{text:?}"
-            );
+            assert_blocks_the_image_map(text, &root, "inside a `with`/`range` block");
         }
     }
 
@@ -2175,22 +2180,7 @@ mod tests {
             "image: {{ .Values.image.repository }}{{- if .Values.image.digest }}\n@{{ .Values.image.digest }}\n{{- end }}\n",
             "{{- if .Values.image.digest }}\nimage: {{ .Values.image.repository }}@{{ .Values.image.digest }}{{- end }}\n",
         ] {
-            let rendering = render(
-                &[template("c/templates/d.yaml", text)],
-                &[path("image")],
-                &[],
-                &root,
-            );
-            assert_eq!(
-                rendering.blocked.len(),
-                1,
-                "{text:?}: {:?}",
-                rendering.blocked
-            );
-            assert!(
-                rendering.blocked[0].1.contains("block that spans lines"),
-                "{text:?}"
-            );
+            assert_blocks_the_image_map(text, &root, "block that spans lines");
         }
         let inline = [template(
             "c/templates/d.yaml",
