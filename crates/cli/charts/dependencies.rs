@@ -112,8 +112,11 @@ pub(super) fn chart_yaml_and_text(dir: &Path) -> Result<(Value, String), String>
     if text.trim().is_empty() {
         return Ok((Value::Object(serde_json::Map::new()), text));
     }
-    let meta = yaml_serde::from_str(&text)
-        .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+    let meta = match tagpin_formats::chart::plain_document(&path, &text) {
+        Some(meta) => meta,
+        None => yaml_serde::from_str(&text)
+            .map_err(|error| format!("cannot read {}: {error}", path.display()))?,
+    };
     Ok((meta, text))
 }
 
@@ -311,6 +314,46 @@ fn copy_tree(from: &Path, to: &Path, budget: &mut u64) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `Chart.yaml` is read by tagpin's own reader when it types every value as `yaml_serde`
+    /// would: then both readings agree, on hand-written cases and on the corpus's charts.
+    #[test]
+    fn a_chart_yaml_reads_as_yaml_serde_reads_it() {
+        let mut texts: Vec<(String, String)> = [
+            "apiVersion: v2\nname: app\nversion: 0.1.0\nappVersion: \"1.16.0\"\n",
+            "name: app\r\nversion: 1.0.0\r\ndependencies:\r\n  - name: db\r\n    version: 1.x.x\r\n    repository: oci://r/c\r\n    tags: [a]\r\n",
+            "name: 'app'\nversion: \"2\"\nkubeVersion: '>=1.22'\nannotations:\n  images: |\n    - name: a\n      image: r/a:1\n",
+            "name: app\nversion: 1\ndeprecated: true\nmaintainers: [{name: me, email: a@b}]\n",
+            "name: app\nappVersion: 1.16\n",
+            "name: app\nenabled: on\n",
+        ]
+        .iter()
+        .map(|text| ("table".to_owned(), (*text).to_owned()))
+        .collect();
+        let corpus =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/bitnami/bitnami");
+        match std::fs::read_dir(&corpus) {
+            Ok(charts) => texts.extend(charts.flatten().filter_map(|chart| {
+                let path = chart.path().join("Chart.yaml");
+                Some((
+                    path.display().to_string(),
+                    std::fs::read_to_string(path).ok()?,
+                ))
+            })),
+            Err(_) => eprintln!("SKIPPED the corpus's charts: none at {}", corpus.display()),
+        }
+        let mut own = 0;
+        for (name, text) in &texts {
+            let expected: Value = yaml_serde::from_str(text).unwrap();
+            if let Some(read) = tagpin_formats::chart::plain_document(Path::new("Chart.yaml"), text)
+            {
+                assert_eq!(read, expected, "{name}: {text}");
+                own += 1;
+            }
+        }
+        // All but the two with values YAML 1.1 reads otherwise (a float, `on`).
+        assert_eq!(own, texts.len() - 2, "{texts:?}");
+    }
 
     /// A Git work tree at `root` (created) holding `files`.
     fn repository(root: &Path, files: &[(&str, &str)]) {

@@ -39,7 +39,7 @@ pub use static_render::{
     Plan as StaticPlan, StaticRendering, TPL_SOURCE, Template, plan as plan_statically,
     plan_for as plan_statically_for, render as render_statically,
 };
-pub use values_json::{ValuesFile, values_json};
+pub use values_json::{ValuesFile, plain_document, values_json};
 
 use crate::{EditSite, Finding, Status};
 

@@ -21,6 +21,66 @@ pub fn values_json(path: &Path, text: &str, keys: &BTreeSet<String>) -> Result<V
     Ok(json_of(&tree, text, keys))
 }
 
+/// A whole document as a YAML library with the core schema reads it into JSON, when this
+/// reading types every node as such a library would; `None` when they may differ: floats,
+/// YAML 1.1 booleans, tags, merge keys (`<<`), keys that repeat or are not strings, more than
+/// one document, or a text this reading rejects (the caller then asks the library, whose
+/// reading and errors stand). For a chart's `Chart.yaml`, read once per chart reading: a
+/// general parser's setup alone cost more than this whole reading.
+pub fn plain_document(path: &Path, text: &str) -> Option<Value> {
+    let tree = yaml::read(path, text, Mode::Strict).ok()?;
+    let [Some(root)] = tree.documents[..] else {
+        return None;
+    };
+    typed_alike(&tree, text, root, 0).then(|| convert(&tree, text, root, 0))
+}
+
+/// Whether every node under `id` converts (see [`convert`]) to what the core schema reads.
+fn typed_alike(tree: &Tree, text: &str, id: NodeId, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    let node = tree.node(id);
+    if node.tag.is_some() {
+        return false;
+    }
+    match node.kind {
+        Kind::Alias { target } => typed_alike(tree, text, target, depth + 1),
+        Kind::Deferred => false,
+        Kind::Scalar { style, .. } => {
+            style != Style::Plain
+                || tree
+                    .scalar(id, text)
+                    .is_some_and(|value| !matches!(plain(value), Value::String(s) if s == UNTYPED))
+        }
+        Kind::Sequence { .. } => tree
+            .children(id)
+            .iter()
+            .all(|child| typed_alike(tree, text, *child, depth + 1)),
+        Kind::Mapping { .. } => {
+            let mut keys = std::collections::HashSet::new();
+            tree.children(id).chunks(2).all(|pair| {
+                let [key, value] = pair else { return false };
+                let key_node = tree.node(*key);
+                let Some(name) = tree.scalar(*key, text) else {
+                    return false;
+                };
+                let a_string = match key_node.kind {
+                    Kind::Scalar {
+                        style: Style::Plain,
+                        ..
+                    } => name != "<<" && matches!(plain(name), Value::String(s) if s == name),
+                    _ => true,
+                };
+                a_string
+                    && key_node.tag.is_none()
+                    && keys.insert(name)
+                    && typed_alike(tree, text, *value, depth + 1)
+            })
+        }
+    }
+}
+
 /// A values file read once, for both what the chart reading needs of it: its image candidates
 /// ([`ValuesFile::images`]) and its values under some top-level keys ([`ValuesFile::json`]).
 /// A chart's values file is its largest; reading it twice was a large share of a scan. It
@@ -272,6 +332,12 @@ fn plain(value: &str) -> Value {
             if numeric && value.parse::<f64>().is_ok()
                 || value.starts_with("0x")
                 || value.starts_with("0o")
+                || value.starts_with("0b")
+                || numeric && value.contains('_') && {
+                    // YAML 1.1 reads `1_000` as a number.
+                    let digits = value.replace('_', "");
+                    digits.parse::<i64>().is_ok() || digits.parse::<f64>().is_ok()
+                }
                 || value.eq_ignore_ascii_case(".inf")
                 || value.eq_ignore_ascii_case(".nan")
             {
@@ -301,5 +367,51 @@ mod tests {
                 "alias": {"imageRegistry": "r"},
             })
         );
+    }
+
+    #[test]
+    fn numbers_yaml_1_1_reads_are_not_typed_as_strings() {
+        for (plain_text, expected) in [
+            ("1_000", json!(UNTYPED)),
+            ("1_000.5", json!(UNTYPED)),
+            ("0b101", json!(UNTYPED)),
+            ("0x1F", json!(UNTYPED)),
+            ("2024_01_release", json!("2024_01_release")),
+            ("v1_2", json!("v1_2")),
+            ("007", json!(7)),
+            ("-", json!("-")),
+        ] {
+            assert_eq!(plain(plain_text), expected, "{plain_text}");
+        }
+    }
+
+    #[test]
+    fn a_document_is_read_whole_only_when_typed_alike() {
+        let read = |text: &str| plain_document(Path::new("Chart.yaml"), text);
+        assert_eq!(
+            read(
+                "apiVersion: v2\nname: app\nversion: 1.2.3\nappVersion: \"1.16\"\nkeywords: [a, b]\ndeprecated: false\ncount: 3\ndependencies:\n  - name: db\n    version: ~1.0\n    condition: db.enabled\nbase: &x {a: 1}\nalias: *x\nnull-value:\n"
+            ),
+            Some(json!({
+                "apiVersion": "v2", "name": "app", "version": "1.2.3", "appVersion": "1.16",
+                "keywords": ["a", "b"], "deprecated": false, "count": 3,
+                "dependencies": [{"name": "db", "version": "~1.0", "condition": "db.enabled"}],
+                "base": {"a": 1}, "alias": {"a": 1}, "null-value": null,
+            }))
+        );
+        for text in [
+            "appVersion: 1.16\n",
+            "enabled: yes\n",
+            "name: !!str app\n",
+            "a: 1\na: 2\n",
+            "1: one\n",
+            "true: yes-key\n",
+            "base: &b {a: 1}\nmerged:\n  <<: *b\n",
+            "? [a, b]\n: c\n",
+            "a: 1\n---\nb: 2\n",
+            "a: [unclosed\n",
+        ] {
+            assert_eq!(read(text), None, "{text:?}");
+        }
     }
 }
