@@ -515,9 +515,14 @@ const PURE_WORDS: &[&str] = &[
     "hasPrefix",
     "hasSuffix",
     "replace",
+    "indent",
+    "nindent",
+    "trunc",
+    "substr",
     "required",
     "join",
     "append",
+    "concat",
     "uniq",
     "print",
     "true",
@@ -828,6 +833,66 @@ fn call(name: &str, args: Vec<Value>) -> Result<Value, EvalError> {
             );
             string(text.replace(&old, &new))
         }
+        _ => cuts(name, args),
+    }
+}
+
+/// Sprig's functions that indent or cut a text. Their counts are bytes, as in Go; a cut inside
+/// a character, or past the text where Go would fail, is not evaluated.
+fn cuts(name: &str, args: Vec<Value>) -> Result<Value, EvalError> {
+    let arity = |n: usize| arity(name, &args, n);
+    let count = |value: &Value| {
+        value
+            .as_i64()
+            .ok_or_else(|| format!("`{name}` with a count that is not an integer"))
+    };
+    let cut = |text: &str, range: std::ops::Range<usize>| {
+        text.get(range)
+            .map(|part| Value::String(part.to_owned()))
+            .ok_or_else(|| format!("`{name}` cuts inside a character or past the text"))
+    };
+    match name {
+        "indent" | "nindent" => {
+            arity(2)?;
+            let spaces = usize::try_from(count(&args[0])?)
+                .map_err(|_| format!("`{name}` by a negative count"))?;
+            let pad = " ".repeat(spaces);
+            let text = text_arg(&args[1])?;
+            let indented = format!("{pad}{}", text.replace('\n', &format!("\n{pad}")));
+            Ok(Value::String(if name == "nindent" {
+                format!("\n{indented}")
+            } else {
+                indented
+            }))
+        }
+        // `trunc n`: the first n bytes, or with n below zero the last -n.
+        "trunc" => {
+            arity(2)?;
+            let (n, text) = (count(&args[0])?, text_arg(&args[1])?);
+            let len = i64::try_from(text.len()).unwrap_or(i64::MAX);
+            let from = usize::try_from(len + n).unwrap_or(0);
+            let to = usize::try_from(n).unwrap_or(0);
+            match n {
+                n if n < 0 && len + n > 0 => cut(&text, from..text.len()),
+                n if n >= 0 && len > n => cut(&text, 0..to),
+                _ => Ok(Value::String(text)),
+            }
+        }
+        // `substr start end`: Sprig's reading of the bounds, where Go would fail refused.
+        "substr" => {
+            arity(3)?;
+            let (start, end) = (count(&args[0])?, count(&args[1])?);
+            let text = text_arg(&args[2])?;
+            let len = i64::try_from(text.len()).unwrap_or(i64::MAX);
+            let at = |n: i64| usize::try_from(n).unwrap_or(usize::MAX);
+            if start < 0 {
+                cut(&text, 0..at(end))
+            } else if end < 0 || end > len {
+                cut(&text, at(start)..text.len())
+            } else {
+                cut(&text, at(start)..at(end))
+            }
+        }
         _ => collections(name, args),
     }
 }
@@ -906,6 +971,17 @@ fn collections(name: &str, args: Vec<Value>) -> Result<Value, EvalError> {
                 Value::Null => Ok(Value::Array(vec![item])),
                 _ => Err("`append` to a value that is not a list".to_owned()),
             }
+        }
+        // Sprig fails on anything but lists (nil included).
+        "concat" => {
+            let mut joined = Vec::new();
+            for list in args {
+                let Value::Array(items) = list else {
+                    return Err("`concat` of a value that is not a list".to_owned());
+                };
+                joined.extend(items);
+            }
+            Ok(Value::Array(joined))
         }
         "uniq" => {
             arity(1)?;
@@ -1141,6 +1217,48 @@ mod tests {
             (
                 "{{ index .Values.image.repository 0 }}",
                 Err("`index` of a value that is not a list or a map, or by a key of another kind"),
+            ),
+            // flux2's image helper: a digest in the tag, told by its first seven bytes.
+            (
+                "image: {{ if eq (substr 0 7 .Values.image.digest) \"sha256:\" }}@{{ else }}:{{ end }}{{ substr 0 99 .Chart.AppVersion }}{{ substr -1 3 .Chart.AppVersion }}{{ substr 2 3 .Chart.AppVersion }}",
+                Ok("image: @1.8.21.88"),
+            ),
+            (
+                "{{ substr 3 2 .Chart.AppVersion }}",
+                Err("`substr` cuts inside a character or past the text"),
+            ),
+            (
+                "{{ substr 9 99 .Chart.AppVersion }}",
+                Err("`substr` cuts inside a character or past the text"),
+            ),
+            (
+                "{{ substr 0 1 \"é\" }}",
+                Err("`substr` cuts inside a character or past the text"),
+            ),
+            (
+                "{{ trunc 3 .Chart.AppVersion }}|{{ trunc -3 .Chart.AppVersion }}|{{ trunc 9 .Chart.AppVersion }}|{{ trunc -9 .Chart.AppVersion }}",
+                Ok("1.8|8.2|1.8.2|1.8.2"),
+            ),
+            (
+                "{{ trunc .Chart.AppVersion 3 }}",
+                Err("`trunc` with a count that is not an integer"),
+            ),
+            (
+                "env:{{ printf \"a: 1\\nb: %s\" .Chart.Name | nindent 2 }}\n{{ .Chart.Name | indent 4 }}",
+                Ok("env:\n  a: 1\n  b: app\n    app"),
+            ),
+            (
+                "{{ indent -1 .Chart.Name }}",
+                Err("`indent` by a negative count"),
+            ),
+            // The pull secrets helper of prometheus-community's charts.
+            (
+                "{{ range (concat (list \"a\") (list) (list \"b\" \"c\")) }}{{ . }}{{ end }}",
+                Ok("abc"),
+            ),
+            (
+                "{{ concat (list) .Values.missing }}",
+                Err("`concat` of a value that is not a list"),
             ),
         ] {
             assert_eq!(
