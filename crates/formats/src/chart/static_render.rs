@@ -71,6 +71,9 @@ struct Read<'t> {
     argument: bool,
     /// The named template the read is in, if any.
     define: Option<&'t str>,
+    /// Only the map's keys or kind are read (`hasKey .Values.a "b"`), which no edit of a value
+    /// changes.
+    shape_only: bool,
 }
 
 /// An `include` or `template` of a named template: where, and whether with `.` or `$`.
@@ -570,6 +573,11 @@ fn follow<'t>(
         let whole_above = read.keys.len() <= path.len()
             && !is_the_string
             && path.iter().zip(&read.keys).all(|(p, k)| p == k);
+        // The keys or kind of the map or of one above it: an edit changes a scalar's value,
+        // never which keys a map has or what kind a value is.
+        if whole_above && read.shape_only {
+            continue;
+        }
         // Passed whole to a named template, or made `.` of a `with` block, it is read there,
         // and the lines evaluated show how.
         let passed_on = whole_above
@@ -755,6 +763,7 @@ fn reads<'t>(templates: &'t [Template], related: &Related<'_>, relevant: &[bool]
                     context: Context::Tpl,
                     argument: false,
                     define: None,
+                    shape_only: read.shape_only,
                 }));
             }
             continue;
@@ -928,6 +937,7 @@ fn reads<'t>(templates: &'t [Template], related: &Related<'_>, relevant: &[bool]
                         context,
                         argument: arguments_from.is_some_and(|from| read.at > from),
                         define: in_define,
+                        shape_only: read.shape_only,
                     });
                 }
                 calls.extend(sites.into_iter().map(|site| Call {
@@ -1369,6 +1379,7 @@ fn push_scoped<'t>(reads: &mut Vec<Read<'t>>, template: usize, line: usize, text
         context: Context::Scoped,
         argument: false,
         define: None,
+        shape_only: read.shape_only,
     }));
 }
 
@@ -1486,18 +1497,98 @@ struct ValuesRead<'t> {
     keys: Vec<&'t str>,
     at: usize,
     indirect: bool,
+    shape_only: bool,
 }
 
 /// The key chains after each `.Values` in `action` (`$.Values.a.b` and `.Values.a.b` give
-/// `[a, b]`; `.Values` alone gives `[]`).
+/// `[a, b]`; `.Values` alone gives `[]`), with the literal keys `index` and `get` take after
+/// them (`index .Values "grafana.ini"` gives `[grafana.ini]`: keys no field chain can spell).
 fn values_reads(action: &str) -> Vec<ValuesRead<'_>> {
     values_occurrences(action)
-        .map(|(at, dotted, indirect)| ValuesRead {
-            keys: keys_of(dotted).collect(),
-            at,
-            indirect,
+        .map(|(at, dotted, indirect)| {
+            let mut keys: Vec<&str> = keys_of(dotted).collect();
+            keys.extend(literal_keys(
+                action,
+                at,
+                at + ".Values".len() + dotted.len(),
+            ));
+            ValuesRead {
+                keys,
+                at,
+                indirect,
+                shape_only: reads_only_the_shape(action, at),
+            }
         })
         .collect()
+}
+
+/// Whether the read of `.Values` at `at` is the argument of a function that looks only at
+/// the map's keys or kind: the first of `hasKey`, the one of `typeOf`/`kindOf`, or the second
+/// of `kindIs`/`typeIs` after a literal.
+fn reads_only_the_shape(action: &str, at: usize) -> bool {
+    let head = action[..at].strip_suffix('$').unwrap_or(&action[..at]);
+    let trimmed = head.trim_end();
+    if trimmed.len() == head.len() {
+        return false;
+    }
+    let function = match trimmed.strip_suffix('"') {
+        // `kindIs "map" .Values.a`: the literal, then the function before it.
+        Some(open) => open
+            .rfind('"')
+            .filter(|&start| !open[start + 1..].contains('\\'))
+            .map(|start| open[..start].trim_end())
+            .filter(|before| ["kindIs", "typeIs"].iter().any(|f| before.ends_with(f)))
+            .map(|before| (before, 6)),
+        None => ["hasKey", "typeOf", "kindOf"]
+            .iter()
+            .find(|f| trimmed.ends_with(*f))
+            .map(|f| (trimmed, f.len())),
+    };
+    function.is_some_and(|(before, len)| {
+        before[..before.len() - len]
+            .bytes()
+            .last()
+            .is_none_or(|b| !(is_word(b) || b == b'.' || b == b'$'))
+    })
+}
+
+/// The string literals after the read of `.Values` at `at` (ending at `end`) when it is the
+/// first argument of `index` or `get`: the keys they read under it, as far as they are
+/// literals. A key after them that is not a literal leaves the map they reach read whole.
+fn literal_keys(action: &str, at: usize, end: usize) -> Vec<&str> {
+    let head = action[..at].strip_suffix('$').unwrap_or(&action[..at]);
+    let trimmed = head.trim_end();
+    // The function's name, a whole word, and a space before its argument.
+    let function = ["index", "get"].into_iter().find(|name| {
+        trimmed.len() < head.len()
+            && trimmed.strip_suffix(name).is_some_and(|rest| {
+                rest.bytes()
+                    .last()
+                    .is_none_or(|b| !(is_word(b) || b == b'.' || b == b'$'))
+            })
+    });
+    let Some(function) = function else {
+        return Vec::new();
+    };
+    let mut keys = Vec::new();
+    let mut rest = &action[end..];
+    while let Some(quoted) = rest.strip_prefix(' ').map(|r| r.trim_start_matches(' ')) {
+        let Some(body) = quoted.strip_prefix('"') else {
+            break;
+        };
+        // A literal with an escape is not read here: the map it names is left read whole.
+        match body.find(['"', '\\']) {
+            Some(close) if body.as_bytes()[close] == b'"' => {
+                keys.push(&body[..close]);
+                rest = &body[close + 1..];
+            }
+            _ => break,
+        }
+        if function == "get" {
+            break;
+        }
+    }
+    keys
 }
 
 /// Each `.Values` in `text`: where it starts, the dotted keys after it (`.a.b`, or empty), and
@@ -1874,6 +1965,79 @@ mod tests {
             values_files.len()
         );
         assert!(lines > 0, "no line planned");
+    }
+
+    #[test]
+    fn index_and_get_of_values_by_literal_keys_read_those_keys() {
+        for (action, expected) in [
+            ("index .Values \"grafana.ini\"", vec![vec!["grafana.ini"]]),
+            ("(index $.Values \"a\" \"b.c\").d", vec![vec!["a", "b.c"]]),
+            ("get .Values \"a\" \"b\"", vec![vec!["a"]]),
+            ("index .Values.x \"y\" .z \"w\"", vec![vec!["x", "y"]]),
+            ("index .Values \"a\\\"b\"", vec![vec![]]),
+            ("index .Values", vec![vec![]]),
+            ("toYaml .Values \"a\"", vec![vec![]]),
+            ("myindex .Values \"a\"", vec![vec![]]),
+            ("$.index .Values \"a\"", vec![vec![]]),
+            (
+                "index .Values.a | get .Values \"b\"",
+                vec![vec!["a"], vec!["b"]],
+            ),
+        ] {
+            let keys: Vec<Vec<&str>> = values_reads(action).into_iter().map(|r| r.keys).collect();
+            assert_eq!(keys, expected, "{action}");
+        }
+        // grafana reads its `grafana.ini` so: the image map is not read by it.
+        let templates = [template(
+            "c/templates/deploy.yaml",
+            "data: {{ (index .Values \"grafana.ini\").paths.data }}\nimage: {{ .Values.image.repository }}:{{ .Values.image.tag }}\n",
+        )];
+        let root = json!({
+            "Values": {"image": {"repository": "tpsr0z", "tag": "tpst0z"}, "grafana.ini": {"paths": {"data": "/d"}}},
+        });
+        let rendering = render(&templates, &[path("image")], &[], &root);
+        assert_eq!(
+            rendering.output,
+            "---\n# Source: c/templates/deploy.yaml\nimage: tpsr0z:tpst0z\n"
+        );
+        assert!(rendering.blocked.is_empty());
+    }
+
+    #[test]
+    fn the_keys_or_kind_of_a_map_above_the_image_do_not_block_it() {
+        let cases: [(&str, &[bool]); 8] = [
+            ("if hasKey .Values.controller \"maxUnavailable\"", &[true]),
+            (
+                "if and .Values.x (not (hasKey $.Values.controller \"y\"))",
+                &[false, true],
+            ),
+            ("eq (typeOf .Values.provider) \"string\"", &[true]),
+            ("kindIs \"map\" .Values.provider", &[true]),
+            ("kindIs \"m\\\"ap\" .Values.provider", &[false]),
+            ("myhasKey .Values.a \"b\"", &[false]),
+            ("toYaml .Values.a", &[false]),
+            ("hasKey(.Values.a)", &[false]),
+        ];
+        for (action, expected) in cases {
+            let shapes: Vec<bool> = values_reads(action)
+                .into_iter()
+                .map(|r| r.shape_only)
+                .collect();
+            assert_eq!(shapes, expected, "{action}");
+        }
+        let templates = [template(
+            "c/templates/deploy.yaml",
+            "{{- if and .Values.controller.min (not (hasKey .Values.controller \"max\")) }}\nmin: 1\n{{- end }}\nkind: {{ typeOf .Values.controller }}\nimage: {{ .Values.controller.image.repository }}:{{ .Values.controller.image.tag }}\n{{- if hasKey .Values.controller.image \"digest\" }}\ndigest: yes\n{{- end }}\n",
+        )];
+        let root = json!({
+            "Values": {"controller": {"image": {"repository": "tpsr0z", "tag": "tpst0z"}, "min": 1}},
+        });
+        let rendering = render(&templates, &[path("controller.image")], &[], &root);
+        assert_eq!(
+            rendering.output,
+            "---\n# Source: c/templates/deploy.yaml\nimage: tpsr0z:tpst0z\n"
+        );
+        assert!(rendering.blocked.is_empty());
     }
 
     #[test]
