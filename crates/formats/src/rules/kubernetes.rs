@@ -53,7 +53,26 @@ impl Rules for KubernetesAndHelm {
 pub(crate) const SPLIT_KEYS: [&str; 5] = ["repository", "registry", "tag", "version", "digest"];
 
 pub(crate) fn is_image_key(key: &str) -> bool {
-    key.ends_with("image") || key.ends_with("Image")
+    if key.ends_with("image") {
+        return true;
+    }
+    key.strip_suffix("Image")
+        .is_some_and(|stem| !is_a_switch(stem))
+}
+
+/// The words that, just before `Image`, make a key a switch about images rather than an image:
+/// Jenkins' `alwaysPullImage: true`, `skipImage`, `forcePushImage`.
+const SWITCH_WORDS: [&str; 11] = [
+    "always", "pull", "push", "skip", "force", "enable", "disable", "verify", "sign", "prune",
+    "keep",
+];
+
+/// Whether the last word of the camel-case `stem` (`alwaysPull`: `Pull`) is a switch's.
+fn is_a_switch(stem: &str) -> bool {
+    // An ASCII letter: a boundary to slice at.
+    let start = stem.rfind(|c: char| c.is_ascii_uppercase()).unwrap_or(0);
+    let word = &stem[start..];
+    SWITCH_WORDS.iter().any(|w| word.eq_ignore_ascii_case(w))
 }
 
 /// Whether `map` is inside a CRD's schema.

@@ -442,3 +442,31 @@ fn values_read_with_collections_left_unread_give_what_reading_them_gives() {
         "{overlay:?}"
     );
 }
+
+/// A key ending in `Image` names an image unless the word before it makes it a switch about
+/// images (Jenkins' agent templates write `alwaysPullImage: {{ .Values.agent.alwaysPullImage }}`).
+#[test]
+fn switches_about_images_are_not_images() {
+    let text = "spec:\n  alwaysPullImage: \"{{ .Values.agent.alwaysPullImage }}\"\n  skipImage: \"{{ .Values.skip }}\"\n  forcePushImage: nginx\n  sidecarImage: busybox:1.36\n  baseImage: \"{{ .Values.base }}\"\n  pullimage: redis:7\n  IMAGE: nope\n  pullPolicyImage: alpine:3\n";
+    for kind in [FileKind::Yaml, FileKind::HelmTemplate] {
+        let texts: Vec<String> = shapes(kind, text).into_iter().map(|f| f.3).collect();
+        assert_eq!(
+            texts,
+            ["busybox:1.36", "{{ .Values.base }}", "redis:7", "alpine:3"],
+            "{kind:?}"
+        );
+    }
+    for (key, image) in [
+        ("image", true),
+        ("initImage", true),
+        ("sidecarImage", true),
+        ("alwaysPullImage", false),
+        ("pullImage", false),
+        ("skipImage", false),
+        ("Image", true),
+        ("PushImage", false),
+        ("imagePullPolicy", false),
+    ] {
+        assert_eq!(crate::rules::is_image_key(key), image, "{key}");
+    }
+}
