@@ -1608,3 +1608,64 @@ fn a_missing_dependency_is_left_out_and_global_maps_are_reported() {
         "{left:?}"
     );
 }
+
+/// The shapes of real charts' pod helpers, read without Helm as Helm renders them: a name cut
+/// by `trunc`, a pod spec included with `nindent`, pull secrets joined by `concat`, a digest
+/// told by `substr` (flux2's image helper), a values key with a dot read by `index`, and the
+/// keys of the image's parent map asked by `hasKey` (ingress-nginx's disruption budget). The
+/// tag is pinned with Helm and without, and Helm renders the pinned reference.
+#[test]
+fn pod_helpers_with_string_and_list_functions_are_pinned_as_helm_renders_them() {
+    let helpers = "{{- define \"app.fullname\" -}}\n\
+        {{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix \"-\" -}}\n\
+        {{- end -}}\n\
+        {{- define \"app.image\" -}}\n\
+        {{- if eq (substr 0 7 .tag) \"sha256:\" -}}\n\
+        {{- printf \"%s@%s\" .repository .tag -}}\n\
+        {{- else -}}\n\
+        {{- printf \"%s:%s\" .repository .tag -}}\n\
+        {{- end -}}\n\
+        {{- end -}}\n\
+        {{- define \"app.pod\" -}}\n\
+        {{- range (concat .Values.global.imagePullSecrets .Values.imagePullSecrets) }}\n\
+        imagePullSecrets: {{ . }}\n\
+        {{- end }}\n\
+        containers:\n\
+        \x20 - name: {{ include \"app.fullname\" . }}\n\
+        \x20   image: {{ include \"app.image\" .Values.controller.image | quote }}\n\
+        {{- end -}}\n";
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ include \"app.fullname\" . }}\n  \
+               annotations:\n    data: {{ (index .Values \"app.ini\").data | quote }}\n\
+               {{- if hasKey .Values.controller \"maxUnavailable\" }}\n    budget: max\n{{- end }}\n\
+               spec:\n  {{- include \"app.pod\" . | nindent 2 }}\n";
+    let values = "global:\n  imagePullSecrets: []\nimagePullSecrets: []\napp.ini:\n  data: d\n\
+                  controller:\n  image:\n    repository: ghcr.io/acme/app\n    tag: \"1.2\"\n";
+    for helm in [false, true] {
+        let context = TestContext::new();
+        context.write_all(
+            &[
+                (
+                    "app/Chart.yaml",
+                    "apiVersion: v2\nname: app\nversion: 1.0.0\nappVersion: \"9.9\"\n",
+                ),
+                ("app/values.yaml", values),
+                ("app/templates/_helpers.tpl", helpers),
+                ("app/templates/pod.yaml", pod),
+            ],
+            false,
+        );
+        let (run, digest) = pin_app(&context, helm);
+        let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
+        assert_eq!(
+            read("app/values.yaml"),
+            values.replace("\"1.2\"", &format!("\"1.2@{digest}\"")),
+            "helm {helm}\n{run}"
+        );
+        assert!(unsupported(&run.json()).is_empty(), "helm {helm}\n{run}");
+        let rendered = render(&context.path("app"));
+        assert!(
+            rendered.contains(&format!("image: \"ghcr.io/acme/app:1.2@{digest}\"")),
+            "helm {helm}: {rendered}"
+        );
+    }
+}
