@@ -24,6 +24,7 @@ mod prove;
 mod rendered;
 mod sentinel;
 mod static_render;
+mod to_yaml;
 mod values_json;
 
 pub use crate::rules::chart_values::ChartSource;

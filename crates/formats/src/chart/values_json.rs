@@ -315,7 +315,7 @@ impl yaml::fast::Skimmed for JsonSkim<'_> {
 
 /// A plain scalar typed by YAML's core schema (with the YAML 1.1 booleans Helm's reader also
 /// takes as booleans, and anything numeric but an integer left untyped).
-fn plain(value: &str) -> Value {
+pub(super) fn plain(value: &str) -> Value {
     match value {
         "" | "~" | "null" | "Null" | "NULL" => Value::Null,
         "true" | "True" | "TRUE" => Value::Bool(true),
