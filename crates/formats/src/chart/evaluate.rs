@@ -523,6 +523,14 @@ const PURE_WORDS: &[&str] = &[
     "join",
     "append",
     "concat",
+    "has",
+    "toYaml",
+    "regexMatch",
+    "mustRegexMatch",
+    "regexReplaceAll",
+    "mustRegexReplaceAll",
+    "regexReplaceAllLiteral",
+    "mustRegexReplaceAllLiteral",
     "uniq",
     "print",
     "true",
@@ -621,7 +629,13 @@ fn parse_pipeline(tokens: &[Token], at: &mut usize, env: &Env<'_>) -> Result<Val
         while let Some(token) = tokens.get(*at) {
             match token {
                 Token::Pipe | Token::Close => break,
-                Token::Word(word) if name.is_none() && args.is_empty() => {
+                // `true` and `false` are values, also first (`$found := false`); Go refuses a
+                // `nil` there.
+                Token::Word(word)
+                    if name.is_none()
+                        && args.is_empty()
+                        && !matches!(word.as_str(), "true" | "false") =>
+                {
                     name = Some(word.clone());
                     *at += 1;
                 }
@@ -893,6 +907,38 @@ fn cuts(name: &str, args: Vec<Value>) -> Result<Value, EvalError> {
                 cut(&text, at(start)..at(end))
             }
         }
+        _ => regexes(name, args),
+    }
+}
+
+/// Sprig's regular expressions (Go's syntax, which the `regex` crate shares for what charts
+/// write: `@sha256:[a-f0-9]+`). A replacement that names groups (`$1`) is not evaluated:
+/// Go and the crate read such names alike only mostly.
+fn regexes(name: &str, args: Vec<Value>) -> Result<Value, EvalError> {
+    let compile = |pattern: &Value| {
+        regex::Regex::new(&text_arg(pattern)?)
+            .map_err(|_| format!("`{name}` of an expression this reading does not take"))
+    };
+    match name {
+        "regexMatch" | "mustRegexMatch" => {
+            arity(name, &args, 2)?;
+            Ok(Value::Bool(
+                compile(&args[0])?.is_match(&text_arg(&args[1])?),
+            ))
+        }
+        "regexReplaceAll"
+        | "mustRegexReplaceAll"
+        | "regexReplaceAllLiteral"
+        | "mustRegexReplaceAllLiteral" => {
+            arity(name, &args, 3)?;
+            let (text, replacement) = (text_arg(&args[1])?, text_arg(&args[2])?);
+            let literal = name.ends_with("Literal");
+            if !literal && replacement.contains('$') {
+                return Err(format!("`{name}` with a replacement that names groups"));
+            }
+            let replaced = compile(&args[0])?.replace_all(&text, regex::NoExpand(&replacement));
+            Ok(Value::String(replaced.into_owned()))
+        }
         _ => collections(name, args),
     }
 }
@@ -972,6 +1018,20 @@ fn collections(name: &str, args: Vec<Value>) -> Result<Value, EvalError> {
                 _ => Err("`append` to a value that is not a list".to_owned()),
             }
         }
+        // Whether the list holds the value. Go compares a number by how it was read (a
+        // literal's int against a values file's float64): not evaluated.
+        "has" => {
+            arity(2)?;
+            let items = match &args[1] {
+                Value::Array(items) => items.as_slice(),
+                Value::Null => &[],
+                _ => return Err("`has` in a value that is not a list".to_owned()),
+            };
+            if args[0].is_number() || items.iter().any(Value::is_number) {
+                return Err("`has` of numbers".to_owned());
+            }
+            Ok(Value::Bool(items.contains(&args[0])))
+        }
         // Sprig fails on anything but lists (nil included).
         "concat" => {
             let mut joined = Vec::new();
@@ -998,6 +1058,10 @@ fn collections(name: &str, args: Vec<Value>) -> Result<Value, EvalError> {
         }
         // Helm's `tpl` renders its text as a template: a text without an action renders as
         // itself. One with actions would be a template this reading does not follow.
+        "toYaml" => {
+            arity(1)?;
+            super::to_yaml::to_yaml(&args[0]).map(Value::String)
+        }
         "tpl" => {
             arity(2)?;
             match &args[0] {
@@ -1087,7 +1151,7 @@ mod tests {
     fn image_lines_evaluate_as_helm_renders_them() {
         let root = json!({
             "Values": {
-                "image": {"repository": "ghcr.io/acme/app", "tag": "", "digest": "sha256:ab", "n": 1.5},
+                "image": {"repository": "ghcr.io/acme/app", "tag": "", "digest": "sha256:ab", "n": 1.5, "resources": {"memory": "1Gi", "cpu": "100m"}},
                 "global": {"imageRegistry": ""},
                 "templated": "{{ .Chart.Name }}:1",
             },
@@ -1250,6 +1314,33 @@ mod tests {
             (
                 "{{ indent -1 .Chart.Name }}",
                 Err("`indent` by a negative count"),
+            ),
+            // grafana's and argo-rollouts' version labels: the digest cut off the tag.
+            (
+                "version: {{ mustRegexReplaceAllLiteral \"@sha.*\" \"1.2@sha256:ab\" \"\" }}|{{ regexReplaceAll \"@sha256:[a-f0-9]+\" \"1.2@sha256:ab\" \"\" }}|{{ regexMatch \"^v[0-9]\" .Chart.AppVersion }}|{{ regexReplaceAllLiteral \"[.]\" .Chart.AppVersion \"$1\" }}",
+                Ok("version: 1.2|1.2|false|1$18$12"),
+            ),
+            (
+                "{{ regexReplaceAll \"(a)\" \"a\" \"$1\" }}",
+                Err("`regexReplaceAll` with a replacement that names groups"),
+            ),
+            (
+                "{{ regexMatch \"(\" \"a\" }}",
+                Err("`regexMatch` of an expression this reading does not take"),
+            ),
+            (
+                "{{ $found := false }}{{ if not $found }}{{ true }}{{ end }}",
+                Ok("true"),
+            ),
+            (
+                "{{ has \"b\" (list \"a\" \"b\") }}{{ has \"c\" (list \"a\") }}{{ has \"a\" .Values.missing }}",
+                Ok("truefalsefalse"),
+            ),
+            ("{{ has 1 (list 1) }}", Err("`has` of numbers")),
+            // `toYaml` (see `to_yaml`), as resources are printed.
+            (
+                "resources:{{ toYaml .Values.image.resources | nindent 2 }}",
+                Ok("resources:\n  cpu: 100m\n  memory: 1Gi"),
             ),
             // The pull secrets helper of prometheus-community's charts.
             (
