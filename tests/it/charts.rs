@@ -1669,3 +1669,59 @@ fn pod_helpers_with_string_and_list_functions_are_pinned_as_helm_renders_them() 
         );
     }
 }
+
+/// grafana's shapes, read without Helm as Helm renders them: a version label cut from the tag
+/// by `mustRegexReplaceAllLiteral`, resources printed by `toYaml`, a variable set to `false`, a
+/// condition asked with `has`, and the digest written bare into `sha` (the template adds
+/// `@sha256:`). Pinned with Helm and without, and Helm renders the pinned reference.
+#[test]
+fn grafana_s_pod_helper_shapes_are_pinned_as_helm_renders_them() {
+    let helpers = "{{- define \"app.version\" -}}\n\
+        {{- mustRegexReplaceAllLiteral \"@sha.*\" .Values.image.tag \"\" | default .Chart.AppVersion | trunc 63 | quote -}}\n\
+        {{- end -}}\n\
+        {{- define \"app.pod\" -}}\n\
+        {{- $found := false -}}\n\
+        containers:\n\
+        \x20 - name: app\n\
+        \x20   image: \"{{ .Values.image.repository }}:{{ .Values.image.tag }}{{ if .Values.image.sha }}@sha256:{{ .Values.image.sha }}{{ end }}\"\n\
+        \x20   resources:\n\
+        \x20     {{- toYaml .Values.resources | nindent 6 }}\n\
+        {{- if and (not $found) (has .Values.kind (list \"StatefulSet\" \"Deployment\")) }}\n\
+        \x20   kind: {{ .Values.kind }}\n\
+        {{- end }}\n\
+        {{- end -}}\n";
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: app\n  labels:\n    \
+               app.kubernetes.io/version: {{ include \"app.version\" . }}\n\
+               spec:\n  {{- include \"app.pod\" . | nindent 2 }}\n";
+    let values = "kind: Deployment\nresources:\n  limits: {cpu: 100m, memory: 128Mi}\n  requests: {}\n\
+                  image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n  sha: \"\"\n";
+    for helm in [false, true] {
+        let context = TestContext::new();
+        context.write_all(
+            &[
+                (
+                    "app/Chart.yaml",
+                    "apiVersion: v2\nname: app\nversion: 1.0.0\nappVersion: \"9.9\"\n",
+                ),
+                ("app/values.yaml", values),
+                ("app/templates/_helpers.tpl", helpers),
+                ("app/templates/pod.yaml", pod),
+            ],
+            false,
+        );
+        let (run, digest) = pin_app(&context, helm);
+        let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
+        let hex = digest.strip_prefix("sha256:").unwrap();
+        assert_eq!(
+            read("app/values.yaml"),
+            values.replace("sha: \"\"", &format!("sha: \"{hex}\"")),
+            "helm {helm}\n{run}"
+        );
+        assert!(unsupported(&run.json()).is_empty(), "helm {helm}\n{run}");
+        let rendered = render(&context.path("app"));
+        assert!(
+            rendered.contains(&format!("image: \"ghcr.io/acme/app:1.2@{digest}\"")),
+            "helm {helm}: {rendered}"
+        );
+    }
+}
