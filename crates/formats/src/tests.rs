@@ -400,6 +400,14 @@ fn gitlab_ci_table() {
             "variables:\n  image: a:1\njob:\n  variables:\n    image: b:1\n  script:\n  - 'image: c:1'\n  cache:\n    services: [d:1]\n",
             vec![],
         ),
+        // The global image given by its `name` (kaniko's executor, with an entrypoint).
+        (
+            "image:\n  name: gcr.io/kaniko-project/executor:v1.14.0-debug\n  entrypoint: [\"\"]\nservices:\n  - name: b:1\n",
+            vec![
+                (2, 9, Floating, "gcr.io/kaniko-project/executor:v1.14.0-debug".into()),
+                (5, 11, Floating, "b:1".into()),
+            ],
+        ),
         (
             "job:\n  image: $CI_REGISTRY_IMAGE:$CI_COMMIT_SHA\n",
             one(2, 10, Templated, "$CI_REGISTRY_IMAGE:$CI_COMMIT_SHA"),

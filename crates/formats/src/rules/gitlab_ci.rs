@@ -3,14 +3,26 @@
 //! under `default:` and in every job, hidden jobs (`.template:`, used through `extends`)
 //! included. `$CI_REGISTRY_IMAGE/app:$CI_COMMIT_SHA` and other variables are `templated`.
 //!
-//! Not jobs: the top-level `variables`, `stages`, `include`, `workflow` and `spec` keys.
+//! Not jobs: the top-level `variables`, `stages`, `include`, `workflow` and `spec` keys, and the
+//! global keywords (`image: {name: …}` at the top is the global image, not a job named `image`).
 
 use super::{Map, Out, Rules, Seg};
 
 pub(crate) struct GitlabCi;
 
 /// Top-level keys that are not jobs (and so hold no `image` of their own).
-const NOT_JOBS: [&str; 5] = ["variables", "stages", "include", "workflow", "spec"];
+const NOT_JOBS: [&str; 10] = [
+    "variables",
+    "stages",
+    "include",
+    "workflow",
+    "spec",
+    "image",
+    "services",
+    "cache",
+    "before_script",
+    "after_script",
+];
 
 /// Whether `path` is the top level, `default:` or a job.
 fn is_job(path: &[Seg<'_>]) -> bool {
