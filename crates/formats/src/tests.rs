@@ -404,7 +404,12 @@ fn gitlab_ci_table() {
         (
             "image:\n  name: gcr.io/kaniko-project/executor:v1.14.0-debug\n  entrypoint: [\"\"]\nservices:\n  - name: b:1\n",
             vec![
-                (2, 9, Floating, "gcr.io/kaniko-project/executor:v1.14.0-debug".into()),
+                (
+                    2,
+                    9,
+                    Floating,
+                    "gcr.io/kaniko-project/executor:v1.14.0-debug".into(),
+                ),
                 (5, 11, Floating, "b:1".into()),
             ],
         ),

@@ -279,3 +279,37 @@ mod tests {
         assert_eq!(keys, helm);
     }
 }
+
+/// Random values (`tests/fixtures/to_yaml/values.yaml`, 400 cases) printed by `helm template` with
+/// `{{ toYaml .Values.caseN }}` (`helm.txt`): every case this printer does not refuse is
+/// printed as Helm printed it, read from the values file as the static reading reads it.
+#[cfg(test)]
+mod helm_differential {
+    use std::collections::BTreeSet;
+    use std::path::Path;
+
+    #[test]
+    fn every_printed_case_is_printed_as_helm_printed_it() {
+        let values = include_str!("../../tests/fixtures/to_yaml/values.yaml");
+        let helm = include_str!("../../tests/fixtures/to_yaml/helm.txt");
+        let printed: Vec<&str> = helm.split("<<<case").skip(1).collect();
+        assert_eq!(printed.len(), 400);
+        let (mut same, mut refused) = (0, 0);
+        for (i, block) in printed.iter().enumerate() {
+            let (number, text) = block.split_once('\n').unwrap();
+            assert_eq!(number, i.to_string());
+            let key = format!("case{i}");
+            let keys = BTreeSet::from([key.clone()]);
+            let read = super::super::values_json(Path::new("values.yaml"), values, &keys).unwrap();
+            match super::to_yaml(&read[&key]) {
+                Ok(ours) => {
+                    assert_eq!(ours, text.trim_end_matches('\n'), "case{i}");
+                    same += 1;
+                }
+                Err(_) => refused += 1,
+            }
+        }
+        // Not a test that passes by refusing everything.
+        assert!(same >= 150, "{same} printed, {refused} refused");
+    }
+}

@@ -323,6 +323,11 @@ pub(super) fn plain(value: &str) -> Value {
         "yes" | "Yes" | "YES" | "on" | "On" | "ON" | "no" | "No" | "NO" | "off" | "Off" | "OFF"
         | "y" | "Y" | "n" | "N" => Value::String(UNTYPED.to_owned()),
         _ => {
+            // YAML 1.1 reads `0777` as octal.
+            let digits = value.trim_start_matches(['+', '-']);
+            if digits.len() > 1 && digits.starts_with('0') && value.parse::<i64>().is_ok() {
+                return Value::String(UNTYPED.to_owned());
+            }
             if let Ok(n) = value.parse::<i64>() {
                 return Value::from(n);
             }
@@ -378,7 +383,9 @@ mod tests {
             ("0x1F", json!(UNTYPED)),
             ("2024_01_release", json!("2024_01_release")),
             ("v1_2", json!("v1_2")),
-            ("007", json!(7)),
+            ("007", json!(UNTYPED)),
+            ("0", json!(0)),
+            ("-0", json!(0)),
             ("-", json!("-")),
         ] {
             assert_eq!(plain(plain_text), expected, "{plain_text}");
