@@ -1725,3 +1725,46 @@ fn grafana_s_pod_helper_shapes_are_pinned_as_helm_renders_them() {
         );
     }
 }
+
+/// A pod helper that adds an init container only when another feature is on too (grafana's
+/// `initChownData` needs `persistence.enabled`): with every `enabled` flag of the values on,
+/// the map shows, and it is pinned with Helm and without, proven in that setting.
+#[test]
+fn a_container_another_feature_gates_is_pinned_with_every_flag_on() {
+    let helpers = "{{- define \"app.pod\" -}}\n\
+        containers:\n\
+        \x20 - name: app\n\
+        \x20   image: \"{{ .Values.image.repository }}:{{ .Values.image.tag }}\"\n\
+        {{- if and .Values.persistence.enabled .Values.initChown.enabled }}\n\
+        initContainers:\n\
+        \x20 - name: chown\n\
+        \x20   image: \"{{ .Values.initChown.image.repository }}:{{ .Values.initChown.image.tag }}\"\n\
+        {{- end }}\n\
+        {{- end -}}\n";
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: app\nspec:\n  {{- include \"app.pod\" . | nindent 2 }}\n";
+    let values = "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\npersistence:\n  enabled: false\n\
+                  initChown:\n  enabled: false\n  image:\n    repository: ghcr.io/acme/app\n    tag: \"1.2\"\n";
+    for helm in [false, true] {
+        let context = TestContext::new();
+        context.write_all(
+            &[
+                (
+                    "app/Chart.yaml",
+                    "apiVersion: v2\nname: app\nversion: 1.0.0\nappVersion: \"9.9\"\n",
+                ),
+                ("app/values.yaml", values),
+                ("app/templates/_helpers.tpl", helpers),
+                ("app/templates/pod.yaml", pod),
+            ],
+            false,
+        );
+        let (run, digest) = pin_app(&context, helm);
+        let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
+        assert_eq!(
+            read("app/values.yaml"),
+            values.replace("\"1.2\"", &format!("\"1.2@{digest}\"")),
+            "helm {helm}\n{run}"
+        );
+        assert!(unsupported(&run.json()).is_empty(), "helm {helm}\n{run}");
+    }
+}

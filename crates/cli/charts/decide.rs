@@ -66,9 +66,11 @@ pub(super) fn render_and_decide(
         again,
         decided: (0..decisions.len()).collect(),
     }];
+    let app_version = app_version.as_deref();
     if helm.is_some() {
-        source_renderer.with_own_flags(images, &mut decisions, &mut sets, app_version.as_deref());
+        source_renderer.with_flags(images, &mut decisions, &mut sets, app_version, Flags::Own);
     }
+    source_renderer.with_flags(images, &mut decisions, &mut sets, app_version, Flags::Every);
     apply(file, source, images, &decisions);
     let at = |span: &std::ops::Range<usize>| {
         file.findings
@@ -191,6 +193,7 @@ impl SourceRenderer<'_> {
                         let alone = ValuesImages {
                             candidates: images.candidates.clone(),
                             disabled: vec![flag.clone()],
+                            every_flag: images.every_flag,
                         };
                         self.render(&alone, Render::Sentinels).is_ok()
                     })
@@ -221,16 +224,15 @@ impl SourceRenderer<'_> {
         Ok((renderings, blocked, originals))
     }
 
-    /// A flag turned on for one map can switch another map's branch off (`if .alt.enabled`
-    /// … `else` the main image): the maps no rendering showed are looked for again with the
-    /// chart's own flags, and proven in that setting too (`sets`). tagpin's own reading
-    /// evaluates the lines whatever blocks enclose them, and needs none of this.
-    fn with_own_flags(
+    /// The maps no rendering showed are looked for again with other flags (see [`Flags`]),
+    /// and proven in that setting too (`sets`).
+    fn with_flags(
         &self,
         images: &ValuesImages,
         decisions: &mut [Decision],
         sets: &mut Vec<FlagSet<usize>>,
         app_version: Option<&str>,
+        flags: Flags,
     ) {
         let hidden: BTreeSet<usize> = decisions
             .iter()
@@ -241,9 +243,16 @@ impl SourceRenderer<'_> {
         if hidden.is_empty() || images.disabled.is_empty() {
             return;
         }
-        let own_flags = ValuesImages {
-            candidates: images.candidates.clone(),
-            disabled: Vec::new(),
+        let own_flags = match flags {
+            Flags::Own => ValuesImages {
+                candidates: images.candidates.clone(),
+                disabled: Vec::new(),
+                every_flag: false,
+            },
+            Flags::Every => ValuesImages {
+                every_flag: true,
+                ..images.clone()
+            },
         };
         let found = self
             .render(&own_flags, Render::Sentinels)
@@ -267,6 +276,19 @@ impl SourceRenderer<'_> {
             decided: shown,
         });
     }
+}
+
+/// The flags of a second look for the maps the first rendering (their own paths' flags on)
+/// did not show.
+#[derive(Clone, Copy)]
+enum Flags {
+    /// The chart's own: a flag turned on for one map can switch another map's branch off (`if
+    /// .alt.enabled` … `else` the main image). tagpin's own reading evaluates a template's
+    /// lines whatever blocks enclose them, and needs none of this.
+    Own,
+    /// Every `enabled: false` of the values turned on: a named template evaluated whole (a pod
+    /// helper) may add a map's container only when another feature is on.
+    Every,
 }
 
 /// Whether a decision says the chart showed no image for the map: with other maps' flags on,

@@ -90,6 +90,10 @@ impl Candidate {
 pub struct ValuesImages {
     pub candidates: Vec<Candidate>,
     pub disabled: Vec<Vec<String>>,
+    /// Turn on every flag of `disabled`, not only those on a candidate's path (a container a
+    /// pod helper adds when another feature is on: grafana's `initChownData` needs
+    /// `persistence.enabled`).
+    pub every_flag: bool,
 }
 
 /// Reads the values file `text` (at `path`, for errors).

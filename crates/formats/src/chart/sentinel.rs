@@ -76,7 +76,8 @@ pub fn token(i: usize) -> String {
 }
 
 /// The override values for a rendering (written as JSON, which is YAML, for Helm): `enabled: true` for every
-/// disabled mapping on a candidate's path, and the candidates' parts as `render` asks.
+/// disabled mapping on a candidate's path (every one, with [`ValuesImages::every_flag`]), and
+/// the candidates' parts as `render` asks.
 ///
 /// Every rendering also sets `global.security.allowInsecureImages`: Bitnami's common library
 /// (its `common.errors.insecureImages`, called from NOTES.txt) fails any rendering whose images
@@ -91,7 +92,7 @@ pub fn overrides(images: &ValuesImages, render: Render) -> Value {
     );
     for path in &images.disabled {
         let on_a_path = images.candidates.iter().any(|c| c.path.starts_with(path));
-        if on_a_path {
+        if on_a_path || images.every_flag {
             set(&mut root, path, "enabled", Value::Bool(true));
         }
     }
