@@ -1609,6 +1609,33 @@ fn a_missing_dependency_is_left_out_and_global_maps_are_reported() {
     );
 }
 
+/// Pins the chart `app/` made of `helpers`, one template `pod` and `values`, with Helm or
+/// without, and checks that every edit was written: the test's directory, the run and the
+/// digest.
+fn pin_helper_chart(
+    helpers: &str,
+    pod: &str,
+    values: &str,
+    helm: bool,
+) -> (TestContext, crate::context::Run, String) {
+    let context = TestContext::new();
+    context.write_all(
+        &[
+            (
+                "app/Chart.yaml",
+                "apiVersion: v2\nname: app\nversion: 1.0.0\nappVersion: \"9.9\"\n",
+            ),
+            ("app/values.yaml", values),
+            ("app/templates/_helpers.tpl", helpers),
+            ("app/templates/pod.yaml", pod),
+        ],
+        false,
+    );
+    let (run, digest) = pin_app(&context, helm);
+    assert!(unsupported(&run.json()).is_empty(), "helm {helm}\n{run}");
+    (context, run, digest)
+}
+
 /// The shapes of real charts' pod helpers, read without Helm as Helm renders them: a name cut
 /// by `trunc`, a pod spec included with `nindent`, pull secrets joined by `concat`, a digest
 /// told by `substr` (flux2's image helper), a values key with a dot read by `index`, and the
@@ -1641,27 +1668,13 @@ fn pod_helpers_with_string_and_list_functions_are_pinned_as_helm_renders_them() 
     let values = "global:\n  imagePullSecrets: []\nimagePullSecrets: []\napp.ini:\n  data: d\n\
                   controller:\n  image:\n    repository: ghcr.io/acme/app\n    tag: \"1.2\"\n";
     for helm in [false, true] {
-        let context = TestContext::new();
-        context.write_all(
-            &[
-                (
-                    "app/Chart.yaml",
-                    "apiVersion: v2\nname: app\nversion: 1.0.0\nappVersion: \"9.9\"\n",
-                ),
-                ("app/values.yaml", values),
-                ("app/templates/_helpers.tpl", helpers),
-                ("app/templates/pod.yaml", pod),
-            ],
-            false,
-        );
-        let (run, digest) = pin_app(&context, helm);
+        let (context, run, digest) = pin_helper_chart(helpers, pod, values, helm);
         let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
         assert_eq!(
             read("app/values.yaml"),
             values.replace("\"1.2\"", &format!("\"1.2@{digest}\"")),
             "helm {helm}\n{run}"
         );
-        assert!(unsupported(&run.json()).is_empty(), "helm {helm}\n{run}");
         let rendered = render(&context.path("app"));
         assert!(
             rendered.contains(&format!("image: \"ghcr.io/acme/app:1.2@{digest}\"")),
@@ -1696,20 +1709,7 @@ fn grafana_s_pod_helper_shapes_are_pinned_as_helm_renders_them() {
     let values = "kind: Deployment\nresources:\n  limits: {cpu: 100m, memory: 128Mi}\n  requests: {}\n\
                   image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n  sha: \"\"\n";
     for helm in [false, true] {
-        let context = TestContext::new();
-        context.write_all(
-            &[
-                (
-                    "app/Chart.yaml",
-                    "apiVersion: v2\nname: app\nversion: 1.0.0\nappVersion: \"9.9\"\n",
-                ),
-                ("app/values.yaml", values),
-                ("app/templates/_helpers.tpl", helpers),
-                ("app/templates/pod.yaml", pod),
-            ],
-            false,
-        );
-        let (run, digest) = pin_app(&context, helm);
+        let (context, run, digest) = pin_helper_chart(helpers, pod, values, helm);
         let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
         let hex = digest.strip_prefix("sha256:").unwrap();
         assert_eq!(
@@ -1717,7 +1717,6 @@ fn grafana_s_pod_helper_shapes_are_pinned_as_helm_renders_them() {
             values.replace("sha: \"\"", &format!("sha: \"{hex}\"")),
             "helm {helm}\n{run}"
         );
-        assert!(unsupported(&run.json()).is_empty(), "helm {helm}\n{run}");
         let rendered = render(&context.path("app"));
         assert!(
             rendered.contains(&format!("image: \"ghcr.io/acme/app:1.2@{digest}\"")),
@@ -1745,26 +1744,12 @@ fn a_container_another_feature_gates_is_pinned_with_every_flag_on() {
     let values = "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\npersistence:\n  enabled: false\n\
                   initChown:\n  enabled: false\n  image:\n    repository: ghcr.io/acme/app\n    tag: \"1.2\"\n";
     for helm in [false, true] {
-        let context = TestContext::new();
-        context.write_all(
-            &[
-                (
-                    "app/Chart.yaml",
-                    "apiVersion: v2\nname: app\nversion: 1.0.0\nappVersion: \"9.9\"\n",
-                ),
-                ("app/values.yaml", values),
-                ("app/templates/_helpers.tpl", helpers),
-                ("app/templates/pod.yaml", pod),
-            ],
-            false,
-        );
-        let (run, digest) = pin_app(&context, helm);
+        let (context, run, digest) = pin_helper_chart(helpers, pod, values, helm);
         let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
         assert_eq!(
             read("app/values.yaml"),
             values.replace("\"1.2\"", &format!("\"1.2@{digest}\"")),
             "helm {helm}\n{run}"
         );
-        assert!(unsupported(&run.json()).is_empty(), "helm {helm}\n{run}");
     }
 }
