@@ -248,7 +248,8 @@ fn plan_with(
         Lines::default()
     };
     // A read in a named template that nothing rendered includes never happens.
-    if let Some(live) = live_defines(&calls) {
+    let live_defines = live_defines(&calls);
+    if let Ok(live) = &live_defines {
         reads.retain(|read| read.define.is_none_or(|name| live.contains(name)));
     }
     let mut plan = Plan::default();
@@ -282,6 +283,7 @@ fn plan_with(
             withs: &withs,
             variables: &variables,
             conds: &conds,
+            computed: live_defines.as_ref().err().map(|&at| &calls[at]),
         };
         let mut tpl = None;
         let target = Target {
@@ -452,6 +454,9 @@ struct Sources<'a, 't> {
     withs: &'a [With<'t>],
     variables: &'a [Variable<'t>],
     conds: &'a [Cond<'t>],
+    /// A call by a computed name that a template's rendering may reach (see
+    /// [`live_defines`]): it may include any named template.
+    computed: Option<&'a Call<'t>>,
 }
 
 impl<'t> Sources<'_, 't> {
@@ -479,7 +484,7 @@ impl<'t> Sources<'_, 't> {
                 "not proven: without Helm, the named template `{name}` includes itself"
             ));
         }
-        if let Some(call) = self.calls.iter().find(|call| call.name == COMPUTED) {
+        if let Some(call) = self.computed {
             return Err(format!(
                 "not proven: without Helm, the map is read inside the named template `{name}`, \
                  and {} includes a named template by a computed name",
@@ -1285,9 +1290,10 @@ fn calls_in(action: &str) -> Vec<CallSite<'_>> {
 }
 
 /// The named templates that the templates' own lines include, directly or through other named
-/// templates (`NOTES.txt` is not read: `helm template` does not render it). `None` when a
-/// template is included by a computed name: any may be.
-fn live_defines<'t>(calls: &[Call<'t>]) -> Option<std::collections::BTreeSet<&'t str>> {
+/// templates (`NOTES.txt` is not read: `helm template` does not render it). When one of those
+/// lines includes a template by a computed name, any may be: the index of that call instead.
+/// One inside a named template nothing includes (a helper no template uses) never runs.
+fn live_defines<'t>(calls: &[Call<'t>]) -> Result<std::collections::BTreeSet<&'t str>, usize> {
     let mut live = std::collections::BTreeSet::new();
     let mut queue: Vec<&str> = Vec::new();
     let live_call = |call: &Call<'t>, live: &std::collections::BTreeSet<&str>| match call.context {
@@ -1295,16 +1301,16 @@ fn live_defines<'t>(calls: &[Call<'t>]) -> Option<std::collections::BTreeSet<&'t
         _ => true,
     };
     loop {
-        for call in calls {
+        for (at, call) in calls.iter().enumerate() {
             if !live.contains(call.name) && live_call(call, &live) {
                 if call.name == COMPUTED {
-                    return None;
+                    return Err(at);
                 }
                 queue.push(call.name);
             }
         }
         if queue.is_empty() {
-            return Some(live);
+            return Ok(live);
         }
         live.extend(queue.drain(..));
     }
@@ -2164,6 +2170,19 @@ mod tests {
                 "image: {{ include \"c.image\" . }}\nother: {{ include (printf \"c.%s\" \"image\") . }}\n",
                 Some(
                     "not proven: without Helm, the map is read inside the named template `c.image`, and c/templates/deploy.yaml:2 includes a named template by a computed name",
+                ),
+            ),
+            // A computed include inside a named template no line reaches never runs
+            // (argo-rollouts' unused `argo-rollouts.render` helper); one a reached template
+            // makes does.
+            (
+                "image: {{ include \"c.image\" . }}\n{{- define \"c.unused\" -}}{{ include (print \"c.\" .x) . }}{{- end -}}\n",
+                None,
+            ),
+            (
+                "image: {{ include \"c.image\" . }}\nx: {{ include \"c.used\" . }}\n{{- define \"c.used\" -}}{{ include (print \"c.\" .x) . }}{{- end -}}\n",
+                Some(
+                    "not proven: without Helm, the map is read inside the named template `c.image`, and c/templates/deploy.yaml:3 includes a named template by a computed name",
                 ),
             ),
         ] {
