@@ -1753,3 +1753,38 @@ fn a_container_another_feature_gates_is_pinned_with_every_flag_on() {
         );
     }
 }
+
+/// flux2's controllers: `{image, tag}` maps under keys that do not say image, each rendered by
+/// a file wrapped in `{{- if .Values.ctl.create }}` that holds blocks of its own. The wrapping
+/// condition reads none of the image's parts, so it does not stop the reading without Helm;
+/// the tag is pinned both ways, and Helm renders the pinned reference.
+#[test]
+fn a_file_wrapped_in_a_condition_on_another_key_of_the_map_is_pinned() {
+    let helpers = "{{- define \"template.image\" -}}\n\
+        {{- if eq (substr 0 7 .tag) \"sha256:\" -}}\n\
+        {{- printf \"%s@%s\" .image .tag -}}\n\
+        {{- else -}}\n\
+        {{- printf \"%s:%s\" .image .tag -}}\n\
+        {{- end -}}\n\
+        {{- end -}}\n";
+    let pod = "{{- if .Values.ctl.create }}\napiVersion: v1\nkind: Pod\nmetadata:\n  name: app\n\
+               {{- with .Values.ctl.labels }}\n  labels:\n{{ toYaml . | indent 4 }}\n{{- end }}\n\
+               spec:\n  containers:\n    - name: app\n      image: {{ template \"template.image\" .Values.ctl }}\n\
+               {{- end }}\n";
+    let values =
+        "ctl:\n  create: true\n  image: ghcr.io/acme/app\n  tag: \"1.2\"\n  labels:\n    team: a\n";
+    for helm in [false, true] {
+        let (context, run, digest) = pin_helper_chart(helpers, pod, values, helm);
+        let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
+        assert_eq!(
+            read("app/values.yaml"),
+            values.replace("\"1.2\"", &format!("\"1.2@{digest}\"")),
+            "helm {helm}\n{run}"
+        );
+        let rendered = render(&context.path("app"));
+        assert!(
+            rendered.contains(&format!("image: ghcr.io/acme/app:1.2@{digest}")),
+            "helm {helm}: {rendered}"
+        );
+    }
+}

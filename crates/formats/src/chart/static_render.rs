@@ -542,6 +542,18 @@ impl<'t> Sources<'_, 't> {
     }
 }
 
+/// The keys of a map that may hold a part of its image (`chart::candidates` builds an image
+/// from these): the renderings' sentinels and the edits go nowhere else.
+const PART_KEYS: [&str; 7] = [
+    "repository",
+    "image",
+    "registry",
+    "tag",
+    "version",
+    "digest",
+    "sha",
+];
+
 /// A candidate to follow: its keys, and whether it is a string rather than a map.
 struct Target<'p> {
     path: &'p [String],
@@ -600,7 +612,12 @@ fn follow<'t>(
         }
         let reads_it =
             starts_with(&read.keys, path) || is_the_string && read.keys == path || passed_on;
-        if !reads_it {
+        // A key of the map that is none of an image's parts (`create`, `pullPolicy`,
+        // `resources`): no rendering puts a sentinel there, and no edit changes it.
+        let beside_the_parts = !target.string
+            && read.keys.len() > path.len()
+            && !PART_KEYS.contains(&read.keys[path.len()]);
+        if !reads_it || beside_the_parts && !passed_on {
             continue;
         }
         if let Some(call) = sources.including_file(read.template) {
@@ -2047,6 +2064,22 @@ mod tests {
     }
 
     #[test]
+    fn reads_of_a_map_s_other_keys_than_its_image_parts_do_not_concern_it() {
+        // flux2's controllers: the file's `if` reads `create`, and holds blocks of its own.
+        let templates = [template(
+            "c/templates/deploy.yaml",
+            "{{- if .Values.ctl.create }}\nkind: Deployment\n{{- with .Values.ctl.labels }}\nlabels: {{ toYaml . }}\n{{- end }}\nimage: {{ .Values.ctl.image }}:{{ .Values.ctl.tag }}\npolicy: {{ .Values.ctl.pullPolicy }}\n{{- end }}\n",
+        )];
+        let root = json!({"Values": {"ctl": {"create": true, "image": "tpsr0z", "tag": "tpst0z", "pullPolicy": "Always"}}});
+        let rendering = render(&templates, &[path("ctl")], &[], &root);
+        assert_eq!(
+            rendering.output,
+            "---\n# Source: c/templates/deploy.yaml\nimage: tpsr0z:tpst0z\n"
+        );
+        assert!(rendering.blocked.is_empty(), "{:?}", rendering.blocked);
+    }
+
+    #[test]
     fn image_lines_are_printed_and_other_reads_block() {
         let templates = [
             template(
@@ -2554,11 +2587,11 @@ mod tests {
             ),
             template(
                 "c/charts/sub/templates/pod.yaml",
-                "metadata:\n  labels:\n    version: {{ .Values.image.tag }}\nspec:\n  image: {{ include \"sub.image\" . }}\n  registry: {{ .Values.global.registry.host }}\n",
+                "metadata:\n  labels:\n    version: {{ .Values.image.tag }}\nspec:\n  image: {{ include \"sub.image\" . }}\n  registry: {{ .Values.global.registry.repository }}\n",
             ),
         ];
-        let root = json!({"Values": {"image": {"repository": "r", "tag": "1"}, "global": {"registry": {"host": "h"}}}});
-        // `global.registry.host` is read by the subchart: the map is blocked.
+        let root = json!({"Values": {"image": {"repository": "r", "tag": "1"}, "global": {"registry": {"repository": "h"}}}});
+        // `global.registry.repository` is read by the subchart: the map is blocked.
         let rendering = render(
             &templates,
             &[path("image"), path("global.registry")],
