@@ -1788,3 +1788,56 @@ fn a_file_wrapped_in_a_condition_on_another_key_of_the_map_is_pinned() {
         );
     }
 }
+
+/// ingress-nginx checks its tag with `semverCompare` and `fail`s below a version. A digest
+/// written into the tag (`v1.2.0@sha256:…`) is no version Helm reads: its rendering fails, and
+/// the edit is refused, with Helm and without (where the check is evaluated, and a line that
+/// evaluates with the original values but not with the edited ones fails the proof). With a
+/// `digest` key beside the tag, the tag stays and the digest is pinned both ways.
+#[test]
+fn a_tag_checked_by_semver_compare_is_not_given_the_digest() {
+    let helpers = "{{- define \"app.checkTag\" -}}\n\
+        {{- if not (semverCompare \">=1.0.0-0\" .Values.image.tag) -}}\n\
+        {{- fail \"the tag must be 1.0.0 or later\" -}}\n\
+        {{- end -}}\n\
+        {{- end -}}\n";
+    let pod = "{{- include \"app.checkTag\" . -}}\napiVersion: v1\nkind: Pod\nmetadata:\n  name: app\n\
+               spec:\n  containers:\n    - name: app\n      image: \"{{ .Values.image.repository }}:{{ .Values.image.tag }}{{ with .Values.image.digest }}@{{ . }}{{ end }}\"\n";
+    let tagged = "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n";
+    let digested = "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n  digest: \"\"\n";
+    for helm in [false, true] {
+        let context = TestContext::new();
+        let chart = "apiVersion: v2\nname: app\nversion: 1.0.0\n";
+        context.write_all(
+            &[
+                ("tagged/Chart.yaml", chart),
+                ("tagged/values.yaml", tagged),
+                ("tagged/templates/_helpers.tpl", helpers),
+                ("tagged/templates/pod.yaml", pod),
+                ("digested/Chart.yaml", chart),
+                ("digested/values.yaml", digested),
+                ("digested/templates/_helpers.tpl", helpers),
+                ("digested/templates/pod.yaml", pod),
+            ],
+            false,
+        );
+        let (run, digest) = pin_app(&context, helm);
+        let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
+        assert_eq!(read("tagged/values.yaml"), tagged, "helm {helm}\n{run}");
+        assert_eq!(
+            read("digested/values.yaml"),
+            digested.replace("digest: \"\"", &format!("digest: \"{digest}\"")),
+            "helm {helm}\n{run}"
+        );
+        let refused = unsupported(&run.json());
+        assert!(
+            matches!(&refused[..], [(path, 2, reason)] if path == "tagged/values.yaml" && reason.contains("semverCompare")),
+            "helm {helm}: {refused:?}\n{run}"
+        );
+        let rendered = render(&context.path("digested"));
+        assert!(
+            rendered.contains(&format!("image: \"ghcr.io/acme/app:1.2@{digest}\"")),
+            "helm {helm}: {rendered}"
+        );
+    }
+}

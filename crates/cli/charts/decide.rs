@@ -37,7 +37,7 @@ pub(super) fn render_and_decide(
     };
     let sentinels = source_renderer.sentinels(&mut images)?;
     let images = &*images;
-    let (renderings, blocked, (original, again)) = source_renderer.rest(images, sentinels)?;
+    let (renderings, blocked, originals) = source_renderer.rest(images, sentinels)?;
     // The static reading read `Chart.yaml` already.
     let app_version = match &renderer {
         Renderer::Static(read) => read.app_version().map(str::to_owned),
@@ -62,8 +62,9 @@ pub(super) fn render_and_decide(
     }
     let mut sets = vec![FlagSet {
         flags: chart::overrides(images, Render::Original),
-        original,
-        again,
+        original: originals.first,
+        again: originals.again,
+        failed: originals.failed,
         decided: (0..decisions.len()).collect(),
     }];
     let app_version = app_version.as_deref();
@@ -89,6 +90,7 @@ pub(super) fn render_and_decide(
             flags: set.flags,
             original: set.original,
             again: set.again,
+            failed: set.failed,
         })
         .collect();
     let drops_tag = decisions
@@ -155,7 +157,15 @@ struct SourceRenderer<'a> {
 
 /// The three renderings of a flag setting, the maps tagpin's own reading could not follow,
 /// and the original values rendered twice (for the proof).
-type Rendered3 = (Renderings, Vec<(usize, String)>, (Rendered, Rendered));
+type Rendered3 = (Renderings, Vec<(usize, String)>, Originals);
+
+/// The original values rendered twice, and the maps whose lines tagpin's own reading could
+/// not evaluate in that rendering: the edited rendering must fail on no other.
+struct Originals {
+    first: Rendered,
+    again: Rendered,
+    failed: BTreeSet<usize>,
+}
 
 impl SourceRenderer<'_> {
     /// A rendering, and the maps tagpin's own reading could not follow in it.
@@ -214,12 +224,18 @@ impl SourceRenderer<'_> {
             undigested,
         };
         let originals = if self.prove {
-            (
-                self.render(images, Render::Original)?.0,
-                self.render(images, Render::Original)?.0,
-            )
+            let (first, failed) = self.render(images, Render::Original)?;
+            Originals {
+                first,
+                again: self.render(images, Render::Original)?.0,
+                failed: failed.into_iter().map(|(i, _)| i).collect(),
+            }
         } else {
-            (Rendered::default(), Rendered::default())
+            Originals {
+                first: Rendered::default(),
+                again: Rendered::default(),
+                failed: BTreeSet::new(),
+            }
         };
         Ok((renderings, blocked, originals))
     }
@@ -257,7 +273,7 @@ impl SourceRenderer<'_> {
         let found = self
             .render(&own_flags, Render::Sentinels)
             .and_then(|(sentinels, _)| self.rest(&own_flags, sentinels));
-        let Ok((renderings, _, (original, again))) = found else {
+        let Ok((renderings, _, originals)) = found else {
             return;
         };
         let again_decided = chart::decide(&own_flags, &renderings, app_version);
@@ -271,8 +287,9 @@ impl SourceRenderer<'_> {
         sets[0].decided.retain(|i| !shown.contains(i));
         sets.push(FlagSet {
             flags: chart::overrides(&own_flags, Render::Original),
-            original,
-            again,
+            original: originals.first,
+            again: originals.again,
+            failed: originals.failed,
             decided: shown,
         });
     }

@@ -54,6 +54,9 @@ struct FlagSet<At> {
     original: Rendered,
     /// The original values rendered a second time: what differs is the chart's randomness.
     again: Rendered,
+    /// The candidates whose lines tagpin's own reading could not evaluate in the original
+    /// rendering (by index in the reading's plan).
+    failed: BTreeSet<usize>,
     /// The maps decided in this setting (their findings' `(line, column)` once applied).
     decided: BTreeSet<At>,
 }
@@ -266,11 +269,23 @@ impl ChartValues {
         for set in &self.sets {
             // The edited copy replaces the overlay; over the chart's own values it is laid on
             // top, which is the same: the edits change scalars and add keys, they remove none.
-            let after = self
+            let output = self
                 .renderer
                 .render(&[edited.as_path()], &set.flags)
-                .map(|output| Rendered::parse(&output.text))
                 .map_err(|error| format!("the chart does not render with the digests ({error})"))?;
+            // A line tagpin's own reading evaluated with the original values and cannot with
+            // the edited ones is where Helm fails or renders otherwise (a `semverCompare` of a
+            // tag that now holds a digest).
+            if let Some((_, reason)) = output.blocked.iter().find(|(i, _)| !set.failed.contains(i))
+            {
+                return Err(format!(
+                    "the chart does not render with the digests ({})",
+                    reason
+                        .strip_prefix("not proven: without Helm, ")
+                        .unwrap_or(reason)
+                ));
+            }
+            let after = Rendered::parse(&output.text);
             let expected: Vec<Expected> = pinned
                 .iter()
                 .map(|image| {

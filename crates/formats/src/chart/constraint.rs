@@ -112,6 +112,87 @@ fn parse_version(text: &str) -> Option<Version<'_>> {
     (partial.numbers.len() == 3).then(|| partial.floor())
 }
 
+/// Sprig's `semverCompare constraint version`, as Helm renders it: `None` where Helm fails (a
+/// version or a constraint it cannot read: a tag with a digest, `latest`) and where this
+/// reading is unsure of Helm's (leading zeros, a word it does not know in the constraint).
+pub(crate) fn semver_compare(constraint: &str, version: &str) -> Option<bool> {
+    let version = normalized_version(version)?;
+    constraint_reads(constraint).then(|| satisfies(&version, constraint))
+}
+
+/// `version` with its missing parts as zeros (`v1.2` is `1.2.0`), as a lenient semver reading
+/// takes it; `None` unless it is one, of at most three numbers.
+fn normalized_version(text: &str) -> Option<String> {
+    let text = text.strip_prefix('v').unwrap_or(text);
+    let (text, build) = text
+        .split_once('+')
+        .map_or((text, None), |(t, b)| (t, Some(b)));
+    let (core, pre) = text
+        .split_once('-')
+        .map_or((text, None), |(c, p)| (c, Some(p)));
+    let mut numbers: Vec<&str> = core.split('.').collect();
+    let readable = numbers.len() <= 3
+        && numbers.iter().all(|n| is_number(n))
+        && pre.is_none_or(|pre| identifiers(pre, true))
+        && build.is_none_or(|build| identifiers(build, false));
+    if !readable {
+        return None;
+    }
+    numbers.resize(3, "0");
+    Some(match pre {
+        Some(pre) => format!("{}-{pre}", numbers.join(".")),
+        None => numbers.join("."),
+    })
+}
+
+/// Digits, without a leading zero (`0` itself aside), few enough for a number.
+fn is_number(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= 18
+        && text.bytes().all(|b| b.is_ascii_digit())
+        && (text == "0" || !text.starts_with('0'))
+}
+
+/// Dot-separated identifiers of letters, digits and `-`; in a pre-release, a number has no
+/// leading zero.
+fn identifiers(text: &str, pre: bool) -> bool {
+    text.split('.').all(|part| {
+        !part.is_empty()
+            && part.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            && !(pre
+                && part.bytes().all(|b| b.is_ascii_digit())
+                && part.len() > 1
+                && part.starts_with('0'))
+    })
+}
+
+/// Whether every comparison of `constraint` is one [`satisfies`] reads as Helm does.
+fn constraint_reads(constraint: &str) -> bool {
+    constraint.split("||").all(|alternative| {
+        let words: Vec<&str> = alternative
+            .split([' ', ',', '\t'])
+            .filter(|w| !w.is_empty())
+            .collect();
+        !words.is_empty()
+            && words.iter().enumerate().all(|(i, word)| {
+                let range = *word == "-" && i > 0 && i + 1 < words.len();
+                range || comparison_reads(word)
+            })
+    })
+}
+
+fn comparison_reads(word: &str) -> bool {
+    let operator_end = word
+        .find(|c: char| c.is_ascii_alphanumeric() || c == '*')
+        .unwrap_or(word.len());
+    let (operator, rest) = word.split_at(operator_end);
+    matches!(
+        operator,
+        "" | "=" | "!=" | ">" | ">=" | "<" | "<=" | "~" | "~>" | "^"
+    ) && !rest.is_empty()
+        && Partial::parse(rest).is_some()
+}
+
 /// Whether `version` satisfies `constraint`.
 pub fn satisfies(version: &str, constraint: &str) -> bool {
     let Some(version) = parse_version(version) else {
@@ -262,6 +343,36 @@ mod tests {
                 satisfies(version, constraint),
                 expected,
                 "{version} against {constraint}"
+            );
+        }
+    }
+
+    #[test]
+    fn semver_compare_reads_what_helm_reads_and_refuses_what_helm_fails_on() {
+        use super::semver_compare;
+        for (constraint, version, expected) in [
+            (">=0.27.0-0", "v1.10.1", Some(true)),
+            (">=1.4.0-0", "1.9.1", Some(true)),
+            (">=1.4.0-0", "v1.3", Some(false)),
+            ("<2", "1.2.3-rc.1", Some(false)),
+            (">=1.2.0-0 <2", "1.2.3-rc.1", Some(true)),
+            (">=1.19-0", "v1.20.0+k3s1", Some(true)),
+            ("^1.2 || ^3", "3.1", Some(true)),
+            // Helm fails on these: a digest in the tag, a word, a bad constraint.
+            (">=1.4.0-0", "v1.9.1@sha256:ab", None),
+            (">=1.4.0-0", "latest", None),
+            (">=1.4.0-0", "", None),
+            ("", "1.2.3", None),
+            ("latest", "1.2.3", None),
+            // Unsure of Helm's reading: left unread.
+            (">=1", "01.2.3", None),
+            (">=1", "1.2.3.4", None),
+            (">=1", "1.2.3-01", None),
+        ] {
+            assert_eq!(
+                semver_compare(constraint, version),
+                expected,
+                "{constraint} {version}"
             );
         }
     }

@@ -525,6 +525,8 @@ const PURE_WORDS: &[&str] = &[
     "concat",
     "has",
     "toYaml",
+    "semverCompare",
+    "fail",
     "regexMatch",
     "mustRegexMatch",
     "regexReplaceAll",
@@ -1058,6 +1060,20 @@ fn collections(name: &str, args: Vec<Value>) -> Result<Value, EvalError> {
         }
         // Helm's `tpl` renders its text as a template: a text without an action renders as
         // itself. One with actions would be a template this reading does not follow.
+        "semverCompare" => {
+            arity(2)?;
+            let (constraint, version) = (text_arg(&args[0])?, text_arg(&args[1])?);
+            super::constraint::semver_compare(&constraint, &version)
+                .map(Value::Bool)
+                .ok_or_else(|| {
+                    format!("`semverCompare` of `{version}` against `{constraint}`, which Helm may not read")
+                })
+        }
+        // Helm's `fail`: the rendering fails.
+        "fail" => Err(format!(
+            "`fail`: {}",
+            args.first().and_then(Value::as_str).unwrap_or_default()
+        )),
         "toYaml" => {
             arity(1)?;
             super::to_yaml::to_yaml(&args[0]).map(Value::String)
@@ -1337,6 +1353,16 @@ mod tests {
                 Ok("truefalsefalse"),
             ),
             ("{{ has 1 (list 1) }}", Err("`has` of numbers")),
+            // ingress-nginx's check of its tag; a tag Helm cannot read fails its rendering.
+            (
+                "{{ if not (semverCompare \">=0.27.0-0\" .Chart.AppVersion) }}{{ fail \"too old\" }}{{ end }}ok",
+                Ok("ok"),
+            ),
+            (
+                "{{ if semverCompare \">=1\" .Values.image.repository }}x{{ end }}",
+                Err("`semverCompare` of `ghcr.io/acme/app` against `>=1`, which Helm may not read"),
+            ),
+            ("{{ fail \"no\" }}", Err("`fail`: no")),
             // `toYaml` (see `to_yaml`), as resources are printed.
             (
                 "resources:{{ toYaml .Values.image.resources | nindent 2 }}",
