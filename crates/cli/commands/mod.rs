@@ -92,6 +92,9 @@ pub fn check_paths(paths: &[PathBuf]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// How many findings a file may have for its vector to be shrunk to fit them.
+const SHRUNK_UP_TO: usize = 4;
+
 /// Walks `paths`, reads and scans every file tagpin knows, in parallel.
 ///
 /// A file reached twice — through two PATHs that overlap (`tagpin pin charts .`) or through a
@@ -127,8 +130,11 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
                 file.identity = identity(&file.path);
             }
             // A scanner's vector grows in steps; a tree of small files would keep the slack
-            // of each.
-            file.findings.shrink_to_fit();
+            // of each. A longer vector's slack is a smaller share, and shrinking it copies it
+            // to fresh pages (2-3% of a scan of a chart monorepo).
+            if file.findings.len() <= SHRUNK_UP_TO {
+                file.findings.shrink_to_fit();
+            }
         }
         let mut collected = collected.lock().expect("no panics while holding the lock");
         match outcome {
