@@ -1549,29 +1549,34 @@ fn values_reads(action: &str) -> Vec<ValuesRead<'_>> {
 /// the map's keys or kind: the first of `hasKey`, the one of `typeOf`/`kindOf`, or the second
 /// of `kindIs`/`typeIs` after a literal.
 fn reads_only_the_shape(action: &str, at: usize) -> bool {
+    if function_before(action, at, &["hasKey", "typeOf", "kindOf"]).is_some() {
+        return true;
+    }
+    // `kindIs "map" .Values.a`: the literal, then the function before it.
+    let head = action[..at].strip_suffix('$').unwrap_or(&action[..at]);
+    let Some(open) = head.trim_end().strip_suffix('"') else {
+        return false;
+    };
+    open.rfind('"')
+        .filter(|&start| !open[start + 1..].contains('\\'))
+        .is_some_and(|start| function_before(action, start, &["kindIs", "typeIs"]).is_some())
+}
+
+/// Which of `names` is the function whose argument starts at `at` in `action`: the name, a
+/// whole word (no `.`, `$` or word byte before it), then a space (a `$` before the argument
+/// is part of it).
+fn function_before<'n>(action: &str, at: usize, names: &[&'n str]) -> Option<&'n str> {
     let head = action[..at].strip_suffix('$').unwrap_or(&action[..at]);
     let trimmed = head.trim_end();
     if trimmed.len() == head.len() {
-        return false;
+        return None;
     }
-    let function = match trimmed.strip_suffix('"') {
-        // `kindIs "map" .Values.a`: the literal, then the function before it.
-        Some(open) => open
-            .rfind('"')
-            .filter(|&start| !open[start + 1..].contains('\\'))
-            .map(|start| open[..start].trim_end())
-            .filter(|before| ["kindIs", "typeIs"].iter().any(|f| before.ends_with(f)))
-            .map(|before| (before, 6)),
-        None => ["hasKey", "typeOf", "kindOf"]
-            .iter()
-            .find(|f| trimmed.ends_with(*f))
-            .map(|f| (trimmed, f.len())),
-    };
-    function.is_some_and(|(before, len)| {
-        before[..before.len() - len]
-            .bytes()
-            .last()
-            .is_none_or(|b| !(is_word(b) || b == b'.' || b == b'$'))
+    names.iter().copied().find(|name| {
+        trimmed.strip_suffix(name).is_some_and(|rest| {
+            rest.bytes()
+                .last()
+                .is_none_or(|b| !(is_word(b) || b == b'.' || b == b'$'))
+        })
     })
 }
 
@@ -1579,18 +1584,7 @@ fn reads_only_the_shape(action: &str, at: usize) -> bool {
 /// first argument of `index` or `get`: the keys they read under it, as far as they are
 /// literals. A key after them that is not a literal leaves the map they reach read whole.
 fn literal_keys(action: &str, at: usize, end: usize) -> Vec<&str> {
-    let head = action[..at].strip_suffix('$').unwrap_or(&action[..at]);
-    let trimmed = head.trim_end();
-    // The function's name, a whole word, and a space before its argument.
-    let function = ["index", "get"].into_iter().find(|name| {
-        trimmed.len() < head.len()
-            && trimmed.strip_suffix(name).is_some_and(|rest| {
-                rest.bytes()
-                    .last()
-                    .is_none_or(|b| !(is_word(b) || b == b'.' || b == b'$'))
-            })
-    });
-    let Some(function) = function else {
+    let Some(function) = function_before(action, at, &["index", "get"]) else {
         return Vec::new();
     };
     let mut keys = Vec::new();
@@ -2028,7 +2022,7 @@ mod tests {
 
     #[test]
     fn the_keys_or_kind_of_a_map_above_the_image_do_not_block_it() {
-        let cases: [(&str, &[bool]); 8] = [
+        let cases: [(&str, &[bool]); 10] = [
             ("if hasKey .Values.controller \"maxUnavailable\"", &[true]),
             (
                 "if and .Values.x (not (hasKey $.Values.controller \"y\"))",
@@ -2037,6 +2031,8 @@ mod tests {
             ("eq (typeOf .Values.provider) \"string\"", &[true]),
             ("kindIs \"map\" .Values.provider", &[true]),
             ("kindIs \"m\\\"ap\" .Values.provider", &[false]),
+            ("typeIs \"string\" $.Values.provider", &[true]),
+            ("mykindIs \"map\" .Values.provider", &[false]),
             ("myhasKey .Values.a \"b\"", &[false]),
             ("toYaml .Values.a", &[false]),
             ("hasKey(.Values.a)", &[false]),
