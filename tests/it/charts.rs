@@ -1619,21 +1619,28 @@ fn pin_helper_chart(
     helm: bool,
 ) -> (TestContext, crate::context::Run, String) {
     let context = TestContext::new();
-    context.write_all(
-        &[
-            (
-                "app/Chart.yaml",
-                "apiVersion: v2\nname: app\nversion: 1.0.0\nappVersion: \"9.9\"\n",
-            ),
-            ("app/values.yaml", values),
-            ("app/templates/_helpers.tpl", helpers),
-            ("app/templates/pod.yaml", pod),
-        ],
-        false,
-    );
+    write_helper_chart(&context, "app", helpers, pod, values);
     let (run, digest) = pin_app(&context, helm);
     assert!(unsupported(&run.json()).is_empty(), "helm {helm}\n{run}");
     (context, run, digest)
+}
+
+/// Writes the chart `dir` (named `app`, `appVersion` 9.9) of `values`, the named templates
+/// `helpers` and the template `pod`.
+fn write_helper_chart(context: &TestContext, dir: &str, helpers: &str, pod: &str, values: &str) {
+    let at = |file: &str| format!("{dir}/{file}");
+    context.write_all(
+        &[
+            (
+                &at("Chart.yaml"),
+                "apiVersion: v2\nname: app\nversion: 1.0.0\nappVersion: \"9.9\"\n",
+            ),
+            (&at("values.yaml"), values),
+            (&at("templates/_helpers.tpl"), helpers),
+            (&at("templates/pod.yaml"), pod),
+        ],
+        false,
+    );
 }
 
 /// The shapes of real charts' pod helpers, read without Helm as Helm renders them: a name cut
@@ -1807,20 +1814,8 @@ fn a_tag_checked_by_semver_compare_is_not_given_the_digest() {
     let digested = "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n  digest: \"\"\n";
     for helm in [false, true] {
         let context = TestContext::new();
-        let chart = "apiVersion: v2\nname: app\nversion: 1.0.0\n";
-        context.write_all(
-            &[
-                ("tagged/Chart.yaml", chart),
-                ("tagged/values.yaml", tagged),
-                ("tagged/templates/_helpers.tpl", helpers),
-                ("tagged/templates/pod.yaml", pod),
-                ("digested/Chart.yaml", chart),
-                ("digested/values.yaml", digested),
-                ("digested/templates/_helpers.tpl", helpers),
-                ("digested/templates/pod.yaml", pod),
-            ],
-            false,
-        );
+        write_helper_chart(&context, "tagged", helpers, pod, tagged);
+        write_helper_chart(&context, "digested", helpers, pod, digested);
         let (run, digest) = pin_app(&context, helm);
         let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
         assert_eq!(read("tagged/values.yaml"), tagged, "helm {helm}\n{run}");
