@@ -154,12 +154,23 @@ impl Out<'_> {
 
     /// A reference written whole in `scalar` (after `prefix`, such as `docker://`).
     pub(crate) fn inline(&mut self, scalar: &ScalarAt<'_>, prefix: &str) -> Option<&mut Candidate> {
+        self.inline_between(scalar, prefix, "")
+    }
+
+    /// A reference written whole in `scalar` between `prefix` and `suffix` (a compose
+    /// variable's default: `${IMAGE:-` and `}`).
+    pub(crate) fn inline_between(
+        &mut self,
+        scalar: &ScalarAt<'_>,
+        prefix: &str,
+        suffix: &str,
+    ) -> Option<&mut Candidate> {
         if matches!(scalar.style, Style::Literal | Style::Folded) {
             return None;
         }
         let raw = self.text.get(scalar.span.clone())?;
-        let raw_ref = raw.strip_prefix(prefix)?;
-        let span = scalar.span.start + prefix.len()..scalar.span.end;
+        let raw_ref = raw.strip_prefix(prefix)?.strip_suffix(suffix)?;
+        let span = scalar.span.start + prefix.len()..scalar.span.end - suffix.len();
         if raw_ref.is_empty() {
             return None;
         }
@@ -168,7 +179,8 @@ impl Out<'_> {
         } else if scalar.style == Style::Plain && is_yaml_keyword(raw_ref) {
             return None;
         } else if scalar.decoded {
-            let mut found = Found::inline(span, scalar.value.strip_prefix(prefix)?)?;
+            let value = scalar.value.strip_prefix(prefix)?.strip_suffix(suffix)?;
+            let mut found = Found::inline(span, value)?;
             raw_ref.clone_into(&mut found.text);
             found.site = EditSite::Unsupported {
                 reason: UNSUPPORTED_ESCAPES.to_owned(),

@@ -98,6 +98,34 @@ fn a_compose_extension_anchor_is_pinned_where_it_is_defined() {
 }
 
 #[test]
+fn a_compose_variable_s_default_image_is_the_reference() {
+    let text = "services:\n  web:\n    image: ${WEB_IMAGE:-apache/airflow:3.1.4}\n  db:\n    image: \"${DB-postgres:16}\"\n  built:\n    image: ${APP:-acme/app:1}\n    build: .\n  other:\n    image: ${REGISTRY:-docker.io}/nginx:1.25\n  required:\n    image: ${APP:?set it}\n  nested:\n    image: ${A:-${B:-nginx:1}}\n";
+    assert_eq!(
+        shapes(FileKind::Compose, text),
+        vec![
+            (3, 25, Status::Floating, "apache/airflow:3.1.4".to_owned()),
+            (5, 18, Status::Floating, "postgres:16".to_owned()),
+            (7, 19, Status::Local, "acme/app:1".to_owned()),
+            (
+                10,
+                12,
+                Status::Templated,
+                "${REGISTRY:-docker.io}/nginx:1.25".to_owned()
+            ),
+            (12, 12, Status::Templated, "${APP:?set it}".to_owned()),
+            (14, 12, Status::Templated, "${A:-${B:-nginx:1}}".to_owned()),
+        ]
+    );
+    let pinned = pinned(FileKind::Compose, text);
+    let digest = digest();
+    assert_eq!(
+        pinned,
+        text.replace("airflow:3.1.4}", &format!("airflow:3.1.4@{digest}}}"))
+            .replace("postgres:16}", &format!("postgres:16@{digest}}}"))
+    );
+}
+
+#[test]
 fn a_merged_compose_base_is_pinned_once_and_an_override_stays_its_own() {
     let text = "x-base: &base\n  image: redis:7\n  restart: always\nservices:\n  a:\n    <<: *base\n  b:\n    <<: *base\n    image: postgres:16\n";
     assert_eq!(
