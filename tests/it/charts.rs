@@ -1836,3 +1836,31 @@ fn a_tag_checked_by_semver_compare_is_not_given_the_digest() {
         );
     }
 }
+
+/// A key whose value is null in the chart's own values (podinfo's empty `resources.limits`):
+/// Helm drops it from a chart's own values but keeps it from a `--values` file, so the proof
+/// renders the chart as it will be once edited, its values.yaml replaced, and the tag is
+/// pinned with Helm as without it.
+#[test]
+fn a_null_in_the_chart_s_own_values_does_not_fail_the_proof() {
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: app\nspec:\n  containers:\n    - name: app\n\
+               \x20     image: \"{{ .Values.image.repository }}:{{ .Values.image.tag }}\"\n\
+               \x20     resources:\n{{ toYaml .Values.resources | indent 8 }}\n";
+    let values = "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n\
+                  resources:\n  limits:\n  requests:\n    cpu: 1m\n";
+    for helm in [false, true] {
+        let (context, run, digest) = pin_helper_chart("", pod, values, helm);
+        let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
+        assert_eq!(
+            read("app/values.yaml"),
+            values.replace("\"1.2\"", &format!("\"1.2@{digest}\"")),
+            "helm {helm}\n{run}"
+        );
+        let rendered = render(&context.path("app"));
+        assert!(
+            rendered.contains(&format!("image: \"ghcr.io/acme/app:1.2@{digest}\"")),
+            "helm {helm}: {rendered}"
+        );
+        assert!(!rendered.contains("limits"), "{rendered}");
+    }
+}

@@ -103,6 +103,7 @@ pub(super) fn render_and_decide(
         sets,
         drops_tag,
         embedded: source.embedded.map(|index| (file.path.clone(), index)),
+        own_values: source.own_values.is_some(),
     })
 }
 

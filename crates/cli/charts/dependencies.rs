@@ -291,6 +291,13 @@ fn leave_out(copy: &Path, mut meta: Value, missing: &[String]) -> std::io::Resul
     }
 }
 
+/// Copies the chart (or the staged copy of it) at `from` to `to`, within the staging budget:
+/// the chart as it will be once its values file is edited, when `to/values.yaml` is written.
+pub(super) fn copy_chart(from: &Path, to: &Path) -> std::io::Result<()> {
+    let mut budget = MAX_STAGED_BYTES;
+    copy_tree(from, to, &mut budget)
+}
+
 /// Copies the regular files and directories under `from` (not `.git`, not symbolic links).
 fn copy_tree(from: &Path, to: &Path, budget: &mut u64) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;

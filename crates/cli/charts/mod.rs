@@ -44,6 +44,8 @@ pub struct ChartValues {
     drops_tag: BTreeSet<(usize, usize)>,
     /// The file and the index among its embedded values, when a resource holds them.
     embedded: Option<(PathBuf, usize)>,
+    /// The values are the chart's own values.yaml (not an overlay, not embedded).
+    own_values: bool,
 }
 
 /// One setting of `enabled` flags, and what its proof needs.
@@ -264,15 +266,18 @@ impl ChartValues {
                 lifted.as_str()
             }
         };
-        std::fs::write(&edited, new_values)
-            .map_err(|error| format!("cannot write the edited values: {error}"))?;
+        if !self.own_values {
+            std::fs::write(&edited, new_values)
+                .map_err(|error| format!("cannot write the edited values: {error}"))?;
+        }
         for set in &self.sets {
-            // The edited copy replaces the overlay; over the chart's own values it is laid on
-            // top, which is the same: the edits change scalars and add keys, they remove none.
-            let output = self
-                .renderer
-                .render(&[edited.as_path()], &set.flags)
-                .map_err(|error| format!("the chart does not render with the digests ({error})"))?;
+            // The edited copy replaces the overlay, or the chart's own values.yaml.
+            let output = if self.own_values {
+                self.renderer.render_own_values(new_values, &set.flags)
+            } else {
+                self.renderer.render(&[edited.as_path()], &set.flags)
+            }
+            .map_err(|error| format!("the chart does not render with the digests ({error})"))?;
             // A line tagpin's own reading evaluated with the original values and cannot with
             // the edited ones is where Helm fails or renders otherwise (a `semverCompare` of a
             // tag that now holds a digest).

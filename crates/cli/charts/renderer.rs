@@ -42,6 +42,35 @@ impl Renderer {
         }
     }
 
+    /// Renders its chart with `text` as the chart's own values.yaml and `overrides` on top.
+    /// Helm renders a copy of the chart holding `text`, as the chart will be once edited:
+    /// given with `--values`, the same file renders otherwise, since Helm keeps a key whose
+    /// value is null there and drops it from a chart's own values (podinfo's empty
+    /// `resources.limits` then renders as `limits: null`). A chart that cannot be copied is
+    /// given `text` with `--values`.
+    pub fn render_own_values(&self, text: &str, overrides: &Value) -> Result<Output, String> {
+        let dir = tempfile::tempdir()
+            .map_err(|error| format!("cannot create a temporary directory: {error}"))?;
+        if let Self::Helm(helm, staged) = self {
+            let name = staged.path().file_name().unwrap_or("chart".as_ref());
+            let copy = dir.path().join(name);
+            if dependencies::copy_chart(staged.path(), &copy).is_ok()
+                && std::fs::write(copy.join("values.yaml"), text).is_ok()
+            {
+                return helm
+                    .render(&copy, &[], &overrides.to_string())
+                    .map(|text| Output {
+                        text,
+                        blocked: Vec::new(),
+                    });
+            }
+        }
+        let edited = dir.path().join("values.yaml");
+        std::fs::write(&edited, text)
+            .map_err(|error| format!("cannot write the edited values: {error}"))?;
+        self.render(&[edited.as_path()], overrides)
+    }
+
     /// What every rendering gives, when that is known without rendering: tagpin's own reading
     /// with no line to evaluate prints nothing, whatever the values.
     pub fn known_output(&self) -> Option<Output> {
