@@ -86,7 +86,7 @@ fn yaml_table() {
         ),
         (
             "name part",
-            "a:\n  image: piraeus-server\n  tag: v1\n".into(),
+            "a:\n  image: piraeus-server\n  version: v1\n".into(),
             vec![],
         ),
         ("keyword", "image: null\nimage2: true\n".into(), vec![]),

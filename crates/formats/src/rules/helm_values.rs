@@ -5,7 +5,8 @@
 //!   maps such as csi-driver-nfs's `image.nfs`) and has `repository`, or `registry` + `image`
 //!   (ingress-nginx: `{registry, image, tag, digest}`, where `image` is the repository); or
 //! - anywhere, it has both `repository` and `image` (gpu-operator: `{repository, image,
-//!   version}`, which the operator joins as `repository/image:version`).
+//!   version}`, which the operator joins as `repository/image:version`), or an `image` that
+//!   names no tag and a `tag` beside it (`{image: bats/bats, tag: v1.4.1}`).
 //!
 //! The reference is `registry/` + name + `:tag` (`version` when there is no `tag`) +
 //! `@digest`. With a `digest` scalar (also `""`) the digest is written there
@@ -26,12 +27,31 @@ pub(crate) fn split_map(map: &Map<'_, '_>, out: &mut Out<'_>) {
     let under_image =
         map.parent().is_some_and(is_image_key) || map.grandparent().is_some_and(is_image_key);
     let gpu_style = repository.is_some() && name.is_some();
-    if gpu_style
-        || (under_image && (repository.is_some() || (name.is_some() && registry.is_some())))
-    {
+    // `{image: bats/bats, tag: v1.4.1}` (grafana's testFramework, redis-ha's exporter): a name
+    // that has no tag of its own, and its tag beside it.
+    let name_and_tag = repository.is_none()
+        && registry.is_none()
+        && map.has("tag")
+        && name
+            .as_ref()
+            .and_then(|name| out.text.get(name.span.clone()))
+            .is_some_and(|name| !name.contains([':', '@']));
+    let by_keys = under_image && (repository.is_some() || (name.is_some() && registry.is_some()));
+    if gpu_style || by_keys {
         split(map, out, gpu_style);
+    } else if name_and_tag {
+        // Written only where a chart's rendering shows what the two parts make: the template
+        // may put a registry of its own before the name.
+        let before = out.candidates.len();
+        split(map, out, false);
+        for candidate in &mut out.candidates[before..] {
+            candidate.found.unproven = Some(NAME_AND_TAG_UNPROVEN.to_owned());
+        }
     }
 }
+
+const NAME_AND_TAG_UNPROVEN: &str = "not proven: an `image` with its `tag` beside it is \
+     written only where the chart that joins them shows the reference they make";
 
 /// A part's text as written, unless it is empty or null.
 fn part<'o>(out: &'o Out<'_>, scalar: Option<&ScalarAt<'_>>) -> Option<&'o str> {

@@ -126,6 +126,22 @@ fn a_compose_variable_s_default_image_is_the_reference() {
 }
 
 #[test]
+fn an_image_name_with_its_tag_beside_it_is_reported_and_left_to_the_chart() {
+    let text = "exporter:\n  image: ghcr.io/oliver006/redis_exporter\n  tag: v1.75.0\n\
+                full:\n  image: nginx:1.25\n  tag: v1\n";
+    let found = findings(FileKind::Yaml, text);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].text, "ghcr.io/oliver006/redis_exporter:v1.75.0");
+    assert_eq!((found[0].line, found[0].column), (2, 10));
+    assert!(
+        found[0]
+            .unproven()
+            .is_some_and(|reason| reason.starts_with("not proven: an `image` with its `tag`")),
+        "{found:?}"
+    );
+}
+
+#[test]
 fn a_merged_compose_base_is_pinned_once_and_an_override_stays_its_own() {
     let text = "x-base: &base\n  image: redis:7\n  restart: always\nservices:\n  a:\n    <<: *base\n  b:\n    <<: *base\n    image: postgres:16\n";
     assert_eq!(
