@@ -5,8 +5,15 @@
 //!
 //! Not jobs: the top-level `variables`, `stages`, `include`, `workflow` and `spec` keys, and the
 //! global keywords (`image: {name: …}` at the top is the global image, not a job named `image`).
+//!
+//! An image written as one variable, `image: $CI_IMAGE` (or `${CI_IMAGE}`), whose value the
+//! file sets to a literal reference in `variables:` (the job's own, else the top level's) is
+//! reported at that value, where the digest goes, when every use of the variable in the file
+//! is such an image: a variable also used elsewhere (`docker build -t $CI_IMAGE`) may name
+//! what the pipeline builds, and is left `templated`.
 
-use super::{Map, Out, Rules, Seg};
+use super::walk::{At, Entry};
+use super::{Map, Out, Rules, ScalarAt, Seg};
 
 pub(crate) struct GitlabCi;
 
@@ -35,6 +42,9 @@ fn is_job(path: &[Seg<'_>]) -> bool {
 
 impl Rules for GitlabCi {
     fn mapping(&self, map: &Map<'_, '_>, out: &mut Out<'_>) {
+        if map.path.is_empty() {
+            variable_images(map, out);
+        }
         if is_job(map.path) {
             if let Some(image) = map.scalar("image") {
                 out.inline(&image, "");
@@ -59,4 +69,126 @@ impl Rules for GitlabCi {
             out.inline(&name, "");
         }
     }
+}
+
+/// The images of the file written as one variable (`$NAME`, `${NAME}`) that `variables:` sets
+/// to a literal, reported at the variable's value (`root` is the top-level mapping).
+fn variable_images(root: &Map<'_, '_>, out: &mut Out<'_>) {
+    let doc = root.doc;
+    let global = root.get("variables").map(|at| entries(root, at));
+    let mut jobs: Vec<(Option<Vec<Entry<'_>>>, Vec<Entry<'_>>)> =
+        vec![(None, root.entries.to_vec())];
+    for entry in root.entries {
+        if NOT_JOBS.contains(&entry.key) || !doc.is_mapping(&entry.value) {
+            continue;
+        }
+        let job = entries(root, &entry.value);
+        let own = job
+            .iter()
+            .find(|e| e.key == "variables")
+            .map(|e| entries(root, &e.value));
+        jobs.push((own, job));
+    }
+    let mut uses: Vec<(&str, usize)> = Vec::new();
+    let mut values = Vec::new();
+    for (own, job) in &jobs {
+        for name in image_variables(root, job) {
+            let value = [own.as_ref(), global.as_ref()]
+                .into_iter()
+                .flatten()
+                .find_map(|vars| vars.iter().find(|e| e.key == name))
+                .and_then(|e| variable_value(root, &e.value));
+            match uses.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, count)) => *count += 1,
+                None => uses.push((name, 1)),
+            }
+            if let Some(value) = value
+                && !values
+                    .iter()
+                    .any(|(_, v): &(&str, ScalarAt<'_>)| v.span == value.span)
+            {
+                values.push((name, value));
+            }
+        }
+    }
+    for (name, value) in values {
+        let images = uses.iter().find(|(n, _)| *n == name).map_or(0, |(_, c)| *c);
+        if !value.value.contains('$') && uses_in(out.text, name) == images {
+            out.inline(&value, "");
+        }
+    }
+}
+
+/// A mapping's entries, merge keys followed.
+fn entries<'t>(map: &Map<'t, '_>, at: &At) -> Vec<Entry<'t>> {
+    let mut entries = Vec::new();
+    map.doc.entries_into(at, &mut entries);
+    entries
+}
+
+/// The variables named whole as a job's `image` and `services` (strings, or their `name`).
+fn image_variables<'t>(map: &Map<'t, '_>, job: &[Entry<'t>]) -> Vec<&'t str> {
+    let doc = map.doc;
+    let named = |at: &At| -> Option<ScalarAt<'t>> {
+        doc.scalar(at).or_else(|| {
+            let inner = entries(map, at);
+            inner
+                .iter()
+                .find(|e| e.key == "name")
+                .and_then(|e| doc.scalar(&e.value))
+        })
+    };
+    let mut scalars = Vec::new();
+    for entry in job {
+        match entry.key {
+            "image" => scalars.extend(named(&entry.value)),
+            "services" => scalars.extend(doc.items(&entry.value).iter().filter_map(named)),
+            _ => {}
+        }
+    }
+    scalars
+        .into_iter()
+        .filter_map(|scalar| variable_name(scalar.value))
+        .collect()
+}
+
+/// `NAME` of a value that is `$NAME` or `${NAME}` whole.
+fn variable_name(value: &str) -> Option<&str> {
+    let rest = value.strip_prefix('$')?;
+    let name = rest
+        .strip_prefix('{')
+        .and_then(|r| r.strip_suffix('}'))
+        .unwrap_or(rest);
+    let valid = name
+        .bytes()
+        .enumerate()
+        .all(|(i, b)| b == b'_' || b.is_ascii_alphabetic() || (i > 0 && b.is_ascii_digit()));
+    (valid && !name.is_empty()).then_some(name)
+}
+
+/// A variable's literal value: a scalar, or the `value` of its long form.
+fn variable_value<'t>(map: &Map<'t, '_>, at: &At) -> Option<ScalarAt<'t>> {
+    map.doc.scalar(at).or_else(|| {
+        entries(map, at)
+            .iter()
+            .find(|e| e.key == "value")
+            .and_then(|e| map.doc.scalar(&e.value))
+    })
+}
+
+/// How many times `$NAME` or `${NAME}` stands in `text`.
+fn uses_in(text: &str, name: &str) -> usize {
+    let bytes = text.as_bytes();
+    let mut count = 0;
+    for (at, _) in text.match_indices(name) {
+        let before = &bytes[..at];
+        let after = bytes.get(at + name.len()).copied();
+        let is_name = |b: u8| b == b'_' || b.is_ascii_alphanumeric();
+        let plain = before.last() == Some(&b'$') && !after.is_some_and(is_name);
+        let braced = before.ends_with(b"${") && after == Some(b'}');
+        if plain || braced {
+            count += 1;
+        }
+    }
+    count
 }

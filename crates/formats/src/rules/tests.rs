@@ -142,6 +142,43 @@ fn an_image_name_with_its_tag_beside_it_is_reported_and_left_to_the_chart() {
 }
 
 #[test]
+fn a_gitlab_image_named_by_a_variable_is_pinned_where_the_variable_is_set() {
+    let text = "variables:\n  CI_IMAGE: registry.gitlab.com/acme/ci:1.8\n  SVC:\n    value: \"redis:7\"\n    description: the cache\n  BUILT: registry.gitlab.com/acme/app:1\n  OTHER: \"$CI_REGISTRY_IMAGE/x:1\"\n\
+                image: $CI_IMAGE\n\
+                test:\n  image: ${CI_IMAGE}\n  services:\n    - name: $SVC\n  script: [make test]\n\
+                own:\n  variables:\n    CI_IMAGE: alpine:3.20\n  image: $CI_IMAGE\n\
+                build:\n  image: $BUILT\n  script: [\"docker build -t $BUILT .\"]\n\
+                other:\n  image: $OTHER\n";
+    let found = shapes(FileKind::GitlabCi, text);
+    let floating: Vec<_> = found
+        .iter()
+        .filter(|(.., status, _)| *status == Status::Floating)
+        .cloned()
+        .collect();
+    assert_eq!(
+        floating,
+        vec![
+            (
+                2,
+                13,
+                Status::Floating,
+                "registry.gitlab.com/acme/ci:1.8".to_owned()
+            ),
+            (4, 13, Status::Floating, "redis:7".to_owned()),
+            (16, 15, Status::Floating, "alpine:3.20".to_owned()),
+        ],
+        "{found:?}"
+    );
+    let digest = digest();
+    assert_eq!(
+        pinned(FileKind::GitlabCi, text),
+        text.replace("ci:1.8\n", &format!("ci:1.8@{digest}\n"))
+            .replace("\"redis:7\"", &format!("\"redis:7@{digest}\""))
+            .replace("alpine:3.20", &format!("alpine:3.20@{digest}"))
+    );
+}
+
+#[test]
 fn a_merged_compose_base_is_pinned_once_and_an_override_stays_its_own() {
     let text = "x-base: &base\n  image: redis:7\n  restart: always\nservices:\n  a:\n    <<: *base\n  b:\n    <<: *base\n    image: postgres:16\n";
     assert_eq!(
