@@ -92,6 +92,12 @@ fn content_lines<'t>(
             return Err(Bail);
         }
         let blank = first == line.end;
+        if blank && line.start < line.end && line.end == s.len() {
+            // Spaces ending the text with no line break after them: `saphyr-parser` reads
+            // them as one more empty line ("a\n\n" where PyYAML reads "a\n"), and the
+            // conformant reader decides, so that the two readers never disagree.
+            return Err(Bail);
+        }
         let content_indent = match indent {
             Some(indent) => indent,
             None if blank => {
