@@ -1864,3 +1864,27 @@ fn a_null_in_the_chart_s_own_values_does_not_fail_the_proof() {
         assert!(!rendered.contains("limits"), "{rendered}");
     }
 }
+
+/// A map of a name and its tag under a key that does not say image (`{image, tag}`, as
+/// grafana's testFramework and redis-ha's exporter write it): the key-name rules report it,
+/// and the chart's rendering proves the edit, with Helm and without.
+#[test]
+fn an_image_name_with_its_tag_beside_it_is_pinned_as_helm_renders_it() {
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: app\nspec:\n  containers:\n    - name: app\n\
+               \x20     image: \"{{ .Values.exporter.image }}:{{ .Values.exporter.tag }}\"\n";
+    let values = "exporter:\n  image: ghcr.io/acme/app\n  tag: \"1.2\"\n";
+    for helm in [false, true] {
+        let (context, run, digest) = pin_helper_chart("", pod, values, helm);
+        let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
+        assert_eq!(
+            read("app/values.yaml"),
+            values.replace("\"1.2\"", &format!("\"1.2@{digest}\"")),
+            "helm {helm}\n{run}"
+        );
+        let rendered = render(&context.path("app"));
+        assert!(
+            rendered.contains(&format!("image: \"ghcr.io/acme/app:1.2@{digest}\"")),
+            "helm {helm}: {rendered}"
+        );
+    }
+}
