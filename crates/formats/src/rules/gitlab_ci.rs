@@ -176,19 +176,16 @@ fn variable_value<'t>(map: &Map<'t, '_>, at: &At) -> Option<ScalarAt<'t>> {
     })
 }
 
-/// How many times `$NAME` or `${NAME}` stands in `text`.
+/// How many times the variable `NAME` is expanded in `text`: `$NAME`, or `${NAME` and
+/// whatever a shell adds (`${NAME}`, `${NAME:-x}`).
 fn uses_in(text: &str, name: &str) -> usize {
     let bytes = text.as_bytes();
-    let mut count = 0;
-    for (at, _) in text.match_indices(name) {
-        let before = &bytes[..at];
-        let after = bytes.get(at + name.len()).copied();
-        let is_name = |b: u8| b == b'_' || b.is_ascii_alphanumeric();
-        let plain = before.last() == Some(&b'$') && !after.is_some_and(is_name);
-        let braced = before.ends_with(b"${") && after == Some(b'}');
-        if plain || braced {
-            count += 1;
-        }
-    }
-    count
+    let is_name = |b: u8| b == b'_' || b.is_ascii_alphanumeric();
+    text.match_indices(name)
+        .filter(|&(at, _)| {
+            let before = &bytes[..at];
+            let ends = !bytes.get(at + name.len()).copied().is_some_and(is_name);
+            ends && (before.ends_with(b"$") || before.ends_with(b"${"))
+        })
+        .count()
 }

@@ -148,7 +148,8 @@ fn a_gitlab_image_named_by_a_variable_is_pinned_where_the_variable_is_set() {
                 test:\n  image: ${CI_IMAGE}\n  services:\n    - name: $SVC\n  script: [make test]\n\
                 own:\n  variables:\n    CI_IMAGE: alpine:3.20\n  image: $CI_IMAGE\n\
                 build:\n  image: $BUILT\n  script: [\"docker build -t $BUILT .\"]\n\
-                other:\n  image: $OTHER\n";
+                other:\n  image: $OTHER\n\
+                shell:\n  variables:\n    DEF: busybox:1\n  image: $DEF\n  script: [\"echo ${DEF:-none}\"]\n";
     let found = shapes(FileKind::GitlabCi, text);
     let floating: Vec<_> = found
         .iter()
