@@ -1625,6 +1625,33 @@ fn pin_helper_chart(
     (context, run, digest)
 }
 
+/// Pins the chart of `helpers`, `pod` and `values` with Helm and without; each time the tag
+/// `"1.2"` of `values` gets the digest and Helm renders the pinned chart with `image` (its
+/// `DIGEST` replaced). The renderings, for what a test checks besides.
+fn assert_pinned_as_helm_renders(
+    helpers: &str,
+    pod: &str,
+    values: &str,
+    image: &str,
+) -> Vec<String> {
+    let mut renderings = Vec::new();
+    for helm in [false, true] {
+        let (context, run, digest) = pin_helper_chart(helpers, pod, values, helm);
+        assert_eq!(
+            std::fs::read_to_string(context.path("app/values.yaml")).unwrap(),
+            values.replace("\"1.2\"", &format!("\"1.2@{digest}\"")),
+            "helm {helm}\n{run}"
+        );
+        let rendered = render(&context.path("app"));
+        assert!(
+            rendered.contains(&image.replace("DIGEST", &digest)),
+            "helm {helm}: {rendered}"
+        );
+        renderings.push(rendered);
+    }
+    renderings
+}
+
 /// Writes the chart `dir` (named `app`, `appVersion` 9.9) of `values`, the named templates
 /// `helpers` and the template `pod`.
 fn write_helper_chart(context: &TestContext, dir: &str, helpers: &str, pod: &str, values: &str) {
@@ -1674,20 +1701,12 @@ fn pod_helpers_with_string_and_list_functions_are_pinned_as_helm_renders_them() 
                spec:\n  {{- include \"app.pod\" . | nindent 2 }}\n";
     let values = "global:\n  imagePullSecrets: []\nimagePullSecrets: []\napp.ini:\n  data: d\n\
                   controller:\n  image:\n    repository: ghcr.io/acme/app\n    tag: \"1.2\"\n";
-    for helm in [false, true] {
-        let (context, run, digest) = pin_helper_chart(helpers, pod, values, helm);
-        let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
-        assert_eq!(
-            read("app/values.yaml"),
-            values.replace("\"1.2\"", &format!("\"1.2@{digest}\"")),
-            "helm {helm}\n{run}"
-        );
-        let rendered = render(&context.path("app"));
-        assert!(
-            rendered.contains(&format!("image: \"ghcr.io/acme/app:1.2@{digest}\"")),
-            "helm {helm}: {rendered}"
-        );
-    }
+    assert_pinned_as_helm_renders(
+        helpers,
+        pod,
+        values,
+        "image: \"ghcr.io/acme/app:1.2@DIGEST\"",
+    );
 }
 
 /// grafana's shapes, read without Helm as Helm renders them: a version label cut from the tag
@@ -1780,20 +1799,7 @@ fn a_file_wrapped_in_a_condition_on_another_key_of_the_map_is_pinned() {
                {{- end }}\n";
     let values =
         "ctl:\n  create: true\n  image: ghcr.io/acme/app\n  tag: \"1.2\"\n  labels:\n    team: a\n";
-    for helm in [false, true] {
-        let (context, run, digest) = pin_helper_chart(helpers, pod, values, helm);
-        let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
-        assert_eq!(
-            read("app/values.yaml"),
-            values.replace("\"1.2\"", &format!("\"1.2@{digest}\"")),
-            "helm {helm}\n{run}"
-        );
-        let rendered = render(&context.path("app"));
-        assert!(
-            rendered.contains(&format!("image: ghcr.io/acme/app:1.2@{digest}")),
-            "helm {helm}: {rendered}"
-        );
-    }
+    assert_pinned_as_helm_renders(helpers, pod, values, "image: ghcr.io/acme/app:1.2@DIGEST");
 }
 
 /// ingress-nginx checks its tag with `semverCompare` and `fail`s below a version. A digest
@@ -1848,19 +1854,9 @@ fn a_null_in_the_chart_s_own_values_does_not_fail_the_proof() {
                \x20     resources:\n{{ toYaml .Values.resources | indent 8 }}\n";
     let values = "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n\
                   resources:\n  limits:\n  requests:\n    cpu: 1m\n";
-    for helm in [false, true] {
-        let (context, run, digest) = pin_helper_chart("", pod, values, helm);
-        let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
-        assert_eq!(
-            read("app/values.yaml"),
-            values.replace("\"1.2\"", &format!("\"1.2@{digest}\"")),
-            "helm {helm}\n{run}"
-        );
-        let rendered = render(&context.path("app"));
-        assert!(
-            rendered.contains(&format!("image: \"ghcr.io/acme/app:1.2@{digest}\"")),
-            "helm {helm}: {rendered}"
-        );
+    let renderings =
+        assert_pinned_as_helm_renders("", pod, values, "image: \"ghcr.io/acme/app:1.2@DIGEST\"");
+    for rendered in renderings {
         assert!(!rendered.contains("limits"), "{rendered}");
     }
 }
@@ -1873,18 +1869,5 @@ fn an_image_name_with_its_tag_beside_it_is_pinned_as_helm_renders_it() {
     let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: app\nspec:\n  containers:\n    - name: app\n\
                \x20     image: \"{{ .Values.exporter.image }}:{{ .Values.exporter.tag }}\"\n";
     let values = "exporter:\n  image: ghcr.io/acme/app\n  tag: \"1.2\"\n";
-    for helm in [false, true] {
-        let (context, run, digest) = pin_helper_chart("", pod, values, helm);
-        let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
-        assert_eq!(
-            read("app/values.yaml"),
-            values.replace("\"1.2\"", &format!("\"1.2@{digest}\"")),
-            "helm {helm}\n{run}"
-        );
-        let rendered = render(&context.path("app"));
-        assert!(
-            rendered.contains(&format!("image: \"ghcr.io/acme/app:1.2@{digest}\"")),
-            "helm {helm}: {rendered}"
-        );
-    }
+    assert_pinned_as_helm_renders("", pod, values, "image: \"ghcr.io/acme/app:1.2@DIGEST\"");
 }
