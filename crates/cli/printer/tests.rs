@@ -60,8 +60,8 @@ fn report() -> ScanReport {
     );
     chart.tag_source = Some(tagpin_formats::chart::TagSource::AppVersion);
     chart.site = EditSite::Unsupported {
-        reason: "the tag comes from the chart's appVersion (`1.4.2`) and the chart renders no \
-                 digest key for this map"
+        reason: "the tag comes from the chart's appVersion (`1.4.2`), and the map has no digest \
+                 key"
             .to_owned(),
     };
     let files = vec![

@@ -297,7 +297,8 @@ impl Seen<'_> {
                 _ => format!("outside this map (`{used}`: another value, or the chart)"),
             };
             return Err(format!(
-                "the tag comes from {source} and the chart renders no digest key for this map"
+                "the tag comes from {source}, and {}",
+                split.no_digest()
             ));
         };
         if !tag_in_image {
@@ -306,13 +307,14 @@ impl Seen<'_> {
         if let Some(suffix) = lines.iter().find_map(|l| text_after(&l.text, &tag_token)) {
             return Err(format!(
                 "the chart writes `{suffix}` after this map's tag in the image, so a digest \
-                 appended to the tag would land inside the tag, and the chart renders no digest \
-                 key for this map"
+                 appended to the tag would land inside the tag, and {}",
+                split.no_digest()
             ));
         }
         if let Some(other) = self.elsewhere(&tag_token, lines) {
             return Err(format!(
-                "the tag also feeds {other}, and the chart renders no digest key for this map"
+                "the tag also feeds {other}, and {}",
+                split.no_digest()
             ));
         }
         if tag.decoded {
@@ -392,6 +394,16 @@ impl Split<'_> {
             return TagSource::Values;
         }
         self.source_of(target.tag().unwrap_or_default())
+    }
+
+    /// Why the digest cannot go into a digest key: the map has none (whether the chart would
+    /// render one is not known), or the chart does not render the one it has.
+    fn no_digest(&self) -> &'static str {
+        if self.digest.is_some() {
+            "the chart does not render this map's digest key"
+        } else {
+            "the map has no digest key"
+        }
     }
 
     fn tag_source_of_empty(&self) -> TagSource {

@@ -29,6 +29,7 @@ labelled:
   image:
     repository: acme/app
     tag: \"2.0\"
+    digest: \"\"
 ";
 
 /// One document per image, under `source`, each a container list with the given images,
@@ -140,7 +141,7 @@ fn each_shape_gets_the_edit_the_chart_renders() {
     };
     assert_eq!(
         reason,
-        "the tag comes from the chart's appVersion (`1.29.1`) and the chart renders no digest key for this map"
+        "the tag comes from the chart's appVersion (`1.29.1`), and the map has no digest key"
     );
     assert_eq!(sites[2], &EditSite::Inline);
     assert_eq!(
@@ -154,7 +155,7 @@ fn each_shape_gets_the_edit_the_chart_renders() {
     assert_eq!(
         reason,
         "the tag also feeds `version: …` in c/templates/cr.yaml, which is not an image, and \
-         the chart renders no digest key for this map"
+         the chart does not render this map's digest key"
     );
 }
 
