@@ -62,7 +62,7 @@ fn report() -> ScanReport {
     chart.site = EditSite::Unsupported {
         reason: "the tag comes from the chart's appVersion (`1.4.2`), and the map has no digest \
                  key"
-            .to_owned(),
+        .to_owned(),
     };
     let files = vec![
         file(

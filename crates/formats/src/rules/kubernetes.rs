@@ -2,9 +2,11 @@
 //! `Image`, such as `kubectlImage`) that parses as a reference, and the pull-policy lint for
 //! containers whose tag is `latest`.
 //!
-//! Not references: schema definitions (a mapping under `properties`), and an `image` scalar
+//! Not references: schema definitions (a mapping under `properties`), an `image` scalar
 //! beside the keys of a split spec (`repository`, `registry`, `tag`, `version`, `digest`),
-//! which names only part of the image (see [`super::helm_values`]).
+//! which names only part of the image (see [`super::helm_values`]), and a virtual machine's
+//! image (`vmImage`, `machine: {image: …}`). An image a build makes (a Skaffold artifact, a
+//! build's `output`) is `local`.
 
 use tagpin_reference::ImageReference;
 
@@ -12,7 +14,7 @@ use std::sync::LazyLock;
 
 use super::walk::Words;
 use super::{Map, Out, Rules, Seg, helm_values};
-use crate::Warning;
+use crate::{Status, Warning};
 
 /// The rules for the `yaml` and `helm-template` kinds: Kubernetes objects and Helm values.
 pub(crate) struct KubernetesAndHelm;
@@ -27,6 +29,11 @@ impl Rules for KubernetesAndHelm {
         if !interesting || map.parent() == Some("properties") || in_schema(map) {
             // A schema (CRD openAPIV3Schema, JSON schema): property definitions and their
             // `default:` and `example:` values, not images anything runs.
+            return;
+        }
+        if map.parent() == Some("machine") {
+            // A virtual machine's image (CircleCI's `machine: {image: ubuntu-2204:2024.01.1}`
+            // executor, a cluster API machine's), which no container runtime pulls.
             return;
         }
         let before = out.candidates.len();
@@ -56,9 +63,14 @@ pub(crate) fn is_image_key(key: &str) -> bool {
     if key.ends_with("image") {
         return true;
     }
-    key.strip_suffix("Image")
-        .is_some_and(|stem| !is_a_switch(stem))
+    key.strip_suffix("Image").is_some_and(|stem| {
+        !ends_with_word(stem, &SWITCH_WORDS) && !ends_with_word(stem, &MACHINE_WORDS)
+    })
 }
+
+/// The words that, just before `Image`, name a virtual machine's image, which no container
+/// runtime pulls: Azure Pipelines' `pool: {vmImage: ubuntu-latest}`, a `machineImage`.
+const MACHINE_WORDS: [&str; 2] = ["vm", "machine"];
 
 /// The words that, just before `Image`, make a key a switch about images rather than an image:
 /// Jenkins' `alwaysPullImage: true`, `skipImage`, `forcePushImage`.
@@ -67,12 +79,12 @@ const SWITCH_WORDS: [&str; 11] = [
     "keep",
 ];
 
-/// Whether the last word of the camel-case `stem` (`alwaysPull`: `Pull`) is a switch's.
-fn is_a_switch(stem: &str) -> bool {
+/// Whether the last word of the camel-case `stem` (`alwaysPull`: `Pull`) is one of `words`.
+fn ends_with_word(stem: &str, words: &[&str]) -> bool {
     // An ASCII letter: a boundary to slice at.
     let start = stem.rfind(|c: char| c.is_ascii_uppercase()).unwrap_or(0);
     let word = &stem[start..];
-    SWITCH_WORDS.iter().any(|w| word.eq_ignore_ascii_case(w))
+    words.iter().any(|w| word.eq_ignore_ascii_case(w))
 }
 
 /// Whether `map` is inside a CRD's schema.
@@ -105,6 +117,7 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
         return;
     }
     let in_container_list = is_container(map.path);
+    let built = names_what_is_built(map.path);
     for entry in map.entries {
         if !is_image_key(entry.key) {
             continue;
@@ -115,6 +128,10 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
         let Some(candidate) = out.inline(&scalar, "") else {
             continue;
         };
+        if built && candidate.found.status != Status::Templated {
+            candidate.found.status = Status::Local;
+            continue;
+        }
         let lint = in_container_list
             && entry.key == "image"
             && !map.has("imagePullPolicy")
@@ -189,6 +206,25 @@ fn block_key_column(before: &str) -> Option<usize> {
     // Spaces, then the value's opening quote when it is quoted.
     let gap = rest[key.len()..].trim_start_matches(' ');
     matches!(gap, "" | "'" | "\"").then_some(before.len() - rest.len())
+}
+
+/// Whether the mapping at `path` names the image a build makes, as compose's `image` beside
+/// `build:` does: a Skaffold artifact (`build.artifacts[]`, and the artifacts one requires,
+/// `requires[]`), or a build's `output` (Strimzi's `spec.build.output`, Shipwright's
+/// `spec.output`). That image is pushed, not pulled: `local`.
+fn names_what_is_built(path: &[Seg<'_>]) -> bool {
+    let artifact = match path {
+        [before @ .., Seg::Key("artifacts"), Seg::Item(_)]
+        | [
+            before @ ..,
+            Seg::Key("artifacts"),
+            Seg::Item(_),
+            Seg::Key("requires"),
+            Seg::Item(_),
+        ] => before.contains(&Seg::Key("build")),
+        _ => false,
+    };
+    artifact || matches!(path, [.., Seg::Key("output")])
 }
 
 /// Whether the mapping at `path` is a container whose `image` kubelet pulls: an item of a pod's

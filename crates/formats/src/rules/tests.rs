@@ -548,7 +548,67 @@ fn switches_about_images_are_not_images() {
         ("Image", true),
         ("PushImage", false),
         ("imagePullPolicy", false),
+        ("vmImage", false),
+        ("azureVmImage", false),
+        ("machineImage", false),
     ] {
         assert_eq!(crate::rules::is_image_key(key), image, "{key}");
+    }
+}
+
+/// A virtual machine's image is no container image: the `vmImage` of Azure Pipelines, the
+/// `machine` executor of `CircleCI` (whose `docker` executor's images are containers).
+#[test]
+fn machine_images_are_not_images() {
+    let azure = "pool:\n  vmImage: ubuntu-latest\nsteps:\n  - script: make\n";
+    assert_eq!(shapes(FileKind::Yaml, azure), []);
+    let circle = "jobs:\n  build:\n    machine:\n      image: ubuntu-2004:202101-01\n  test:\n    docker:\n      - image: cimg/go:1.22\n";
+    assert_eq!(
+        shapes(FileKind::Yaml, circle),
+        [(7, 16, Status::Floating, "cimg/go:1.22".to_owned())]
+    );
+}
+
+/// The image a build makes is pushed, not pulled: `local`, as compose's `image` beside
+/// `build:` (Skaffold's artifacts and those they require, Strimzi's and Shipwright's build
+/// outputs). The same key anywhere else is an image to pull.
+#[test]
+fn images_a_build_makes_are_local() {
+    use Status::{Floating, Local, Templated};
+    // Each case: its name, the file, and the line and status of each finding.
+    type Case<'a> = (&'a str, &'a str, &'a [(usize, Status)]);
+    let cases: &[Case] = &[
+        (
+            "skaffold",
+            "apiVersion: skaffold/v4beta6\nkind: Config\nbuild:\n  artifacts:\n    - image: leeroy-app\n      context: app\n      requires:\n        - image: base\n          alias: BASE\n    - image: base\n      context: base\n",
+            &[(5, Local), (8, Local), (10, Local)],
+        ),
+        (
+            "strimzi",
+            "kind: KafkaConnect\nspec:\n  image: quay.io/strimzi/kafka:0.45.0\n  build:\n    output:\n      type: docker\n      image: ttl.sh/acme/connect:24h\n",
+            &[(3, Floating), (7, Local)],
+        ),
+        (
+            "shipwright",
+            "kind: Build\nspec:\n  output:\n    image: \"${REGISTRY}/app\"\n  strategy:\n    name: kaniko\n",
+            &[(4, Templated)],
+        ),
+        (
+            "artifacts outside a build",
+            "steps:\n  artifacts:\n    - image: nginx:1.25\n",
+            &[(3, Floating)],
+        ),
+    ];
+    for (name, text, expected) in cases {
+        let found: Vec<(usize, Status)> = shapes(FileKind::Yaml, text)
+            .into_iter()
+            .map(|(line, _, status, _)| (line, status))
+            .collect();
+        assert_eq!(found, *expected, "{name}");
+        assert_eq!(
+            pinned(FileKind::Yaml, text).matches("@sha256").count(),
+            expected.iter().filter(|(_, s)| *s == Floating).count(),
+            "{name}"
+        );
     }
 }
