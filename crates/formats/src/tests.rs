@@ -1042,9 +1042,41 @@ fn dockerfile_arg_defaults() {
             "ARG TAG=1.36\nFROM busybox:${TAG}\n".into(),
             vec![row(2, 6, Floating, "busybox:1.36", "arg 1.36")],
         ),
+        // Made of several ARGs: a build that sets the others would still get this digest.
         (
             "ARG REPO=ghcr.io/a/b\nARG TAG=v1\nFROM ${REPO}:${TAG} AS x\n".into(),
-            vec![row(3, 6, Floating, "ghcr.io/a/b:v1", "arg v1")],
+            vec![row(
+                3,
+                6,
+                Floating,
+                "ghcr.io/a/b:v1",
+                "no: the reference is made of several ARGs (REPO and TAG); a digest in TAG's \
+                 default (line 2) would pin this image even when a build sets REPO to another \
+                 value",
+            )],
+        ),
+        (
+            "ARG GO=1.24\nARG ALPINE=3.22\nFROM golang:${GO}-alpine${ALPINE} AS base\n".into(),
+            vec![row(
+                3,
+                6,
+                Floating,
+                "golang:1.24-alpine3.22",
+                "no: the reference is made of several ARGs (GO and ALPINE); a digest in \
+                 ALPINE's default (line 2) would pin this image even when a build sets GO to \
+                 another value",
+            )],
+        ),
+        (
+            "ARG TAG=v1\nFROM ghcr.io/a/${TAG}:${TAG}\n".into(),
+            vec![row(
+                2,
+                6,
+                Floating,
+                "ghcr.io/a/v1:v1",
+                "no: ARG TAG (line 1) is used more than once in this reference; a digest in its \
+                 default would land in each place",
+            )],
         ),
         (
             "ARG TAG=1.36\nFROM busybox:${TAG}\nLABEL version=$TAG\n".into(),

@@ -15,8 +15,10 @@
 //!   default in the ARG line, and pinned there like any other reference;
 //! - an ARG that is the end of a reference (`busybox:${TAG}`, `${REPO}:${TAG}`) is reported at
 //!   the image position, with the defaults joined; the digest is appended to that ARG's
-//!   default only when that reference is its one use in the whole file (no other image, no
-//!   `RUN`, `LABEL` or `ENV` mentions it); otherwise the reference is reported and not written;
+//!   default only when it is the reference's one ARG and that reference is its one use in the
+//!   whole file (no other image, no `RUN`, `LABEL` or `ENV` mentions it); otherwise the
+//!   reference is reported and not written (with `${REPO}:${TAG}` a build that sets `REPO`
+//!   would still get the digest `TAG` holds);
 //! - a reference that does not end with an ARG (`${REGISTRY}/busybox:1.36`), and any expansion
 //!   other than `$NAME` and `${NAME}` (`${TAG:-1}`), predefined ARGs (`$TARGETARCH`) and ARGs
 //!   without a default stay as before: not written (`templated` when unresolved).
@@ -359,6 +361,28 @@ impl<'a> Args<'a> {
             return unsupported(format!(
                 "ARG {name} (line {line}) is also part of another image reference; a digest in \
                  its default would break that one"
+            ));
+        }
+        let others: Vec<&str> = image
+            .defs
+            .iter()
+            .filter(|&&other| other != last)
+            .map(|&other| self.defs[other].name)
+            .collect();
+        if let Some(other) = others.first() {
+            // `--build-arg` may set the other one: the digest in this default would then pin
+            // the image the defaults name, whatever the build asked for
+            // (`golang:${GO_VERSION}-alpine${ALPINE_VERSION}` built with GO_VERSION=1.25).
+            return unsupported(format!(
+                "the reference is made of several ARGs ({other} and {name}); a digest in \
+                 {name}'s default (line {line}) would pin this image even when a build sets \
+                 {other} to another value"
+            ));
+        }
+        if image.defs.iter().filter(|&&def| def == last).count() > 1 {
+            return unsupported(format!(
+                "ARG {name} (line {line}) is used more than once in this reference; a digest in \
+                 its default would land in each place"
             ));
         }
         let images = self
