@@ -125,6 +125,12 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
         let Some(scalar) = map.doc.scalar(&entry.value) else {
             continue;
         };
+        if names_a_base(
+            entry.key,
+            out.text.get(scalar.span.clone()).unwrap_or_default(),
+        ) {
+            continue;
+        }
         let Some(candidate) = out.inline(&scalar, "") else {
             continue;
         };
@@ -206,6 +212,16 @@ fn block_key_column(before: &str) -> Option<usize> {
     // Spaces, then the value's opening quote when it is quoted.
     let gap = rest[key.len()..].trim_start_matches(' ');
     matches!(gap, "" | "'" | "\"").then_some(before.len() - rest.len())
+}
+
+/// Whether `value`, under `key`, is a name another field completes: a `baseImage` with no tag
+/// and no digest. The `TiDB` operator builds `pd: {baseImage: pingcap/pd}` into
+/// `pingcap/pd:<spec.version>`; a base image used whole names its tag.
+fn names_a_base(key: &str, value: &str) -> bool {
+    key.strip_suffix("Image")
+        .is_some_and(|stem| ends_with_word(stem, &["base"]))
+        && !value.contains(['@', '{', '$'])
+        && !value.rsplit('/').next().unwrap_or(value).contains(':')
 }
 
 /// Whether the mapping at `path` names the image a build makes, as compose's `image` beside

@@ -612,3 +612,26 @@ fn images_a_build_makes_are_local() {
         );
     }
 }
+
+/// A `baseImage` with no tag is a name another field completes (the `TiDB` operator appends
+/// `spec.version`); with a tag or a digest it is a whole reference.
+#[test]
+fn a_base_image_without_a_tag_is_a_name_part() {
+    use Status::{DigestOnly, Floating};
+    let digest = format!("sha256:{}", "2".repeat(64));
+    let text = format!(
+        "spec:\n  version: v8.5.4\n  pd:\n    baseImage: pingcap/pd\n  tikv:\n    baseImage: registry:5000/pingcap/tikv\n  tools:\n    baseImage: node:22-alpine\n    sidecarImage: busybox\n  pinned:\n    baseImage: acme/base@{digest}\n"
+    );
+    let found: Vec<(usize, Status, String)> = shapes(FileKind::Yaml, &text)
+        .into_iter()
+        .map(|(line, _, status, text)| (line, status, text))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (8, Floating, "node:22-alpine".to_owned()),
+            (9, Floating, "busybox".to_owned()),
+            (11, DigestOnly, format!("acme/base@{digest}")),
+        ]
+    );
+}
