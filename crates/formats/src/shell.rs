@@ -135,6 +135,8 @@ fn scan_command_line(sink: &mut Sink<'_>, code: &str, offset: usize) {
     let mut printing = false;
     for token in tokens(code) {
         match token {
+            // A substitution's own `echo` prints into the word around it.
+            Token::Substitution { .. } => {}
             Token::Separator => {
                 command_word = true;
                 printing = false;
@@ -265,6 +267,9 @@ enum Token {
     },
     /// `;`, `&`, `|`, `(`, `)`, `{`, `}`, a backquote: a new command follows.
     Separator,
+    /// The commands inside a `$( … )` of the word before (`start..end`, inside the
+    /// parentheses): a command line of their own.
+    Substitution { start: usize, end: usize },
 }
 
 /// The words and separators of `code`, quotes respected.
@@ -285,11 +290,22 @@ fn tokens(code: &str) -> Vec<Token> {
         }
         let start = i;
         let mut quote = None;
+        let mut substitutions = Vec::new();
         while i < bytes.len() {
             let c = bytes[i];
             match quote {
                 Some(q) if c == q => quote = None,
                 Some(b'"') | None if c == b'\\' => i += 1,
+                // `$(…)` (and a Makefile's `$(VAR)`) is part of the word around it
+                // (`-v $(pwd):/app`); what it runs is read as a command line of its own.
+                Some(b'"') | None if c == b'$' && bytes.get(i + 1) == Some(&b'(') => {
+                    let end = closing_parenthesis(bytes, i + 1);
+                    substitutions.push(Token::Substitution {
+                        start: i + 2,
+                        end: end.min(bytes.len()),
+                    });
+                    i = end;
+                }
                 None if c == b'\'' || c == b'"' => quote = Some(c),
                 None if c.is_ascii_whitespace()
                     || matches!(c, b';' | b'&' | b'|' | b'(' | b')' | b'`') =>
@@ -310,8 +326,35 @@ fn tokens(code: &str) -> Vec<Token> {
             _ => None,
         };
         tokens.push(Token::Word { start, end, quoted });
+        tokens.append(&mut substitutions);
     }
     tokens
+}
+
+/// Where the `)` that closes the `(` at `open` is (quotes inside respected), or the end of
+/// `bytes` when none does.
+fn closing_parenthesis(bytes: &[u8], open: usize) -> usize {
+    let mut depth = 0;
+    let mut quote = None;
+    let mut i = open;
+    while i < bytes.len() {
+        let c = bytes[i];
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(b'"') | None if c == b'\\' => i += 1,
+            None if c == b'\'' || c == b'"' => quote = Some(c),
+            None if c == b'(' => depth += 1,
+            None if c == b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i;
+                }
+            }
+            Some(_) | None => {}
+        }
+        i += 1;
+    }
+    bytes.len()
 }
 
 /// The end of the shell word at the start of `value` (a quoted word ends at its quote).

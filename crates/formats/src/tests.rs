@@ -1368,6 +1368,24 @@ fn shell_container_commands() {
             "out=$(docker run --rm a:1 cat /x)\n",
             one(1, 23, Floating, "a:1"),
         ),
+        // `$( … )` in an option's value is part of that word (a Makefile's `$(CURDIR)` too),
+        // and a command of its own inside.
+        (
+            "docker run --rm -v $(shell pwd):/app -w /app golangci/golangci-lint:latest run\n",
+            one(1, 46, Floating, "golangci/golangci-lint:latest"),
+        ),
+        (
+            "\tdocker run -v $(CURDIR):/code --rm -w /code img:v1 run\n",
+            one(1, 46, Floating, "img:v1"),
+        ),
+        (
+            "x=$(echo \"$(docker run --rm a:1 true)\")\n",
+            one(1, 29, Floating, "a:1"),
+        ),
+        (
+            "docker run -v \"$(pwd)\":/w -e X=\"$(date +%s)\" b:2 \"$(cat f)\"\n",
+            one(1, 46, Floating, "b:2"),
+        ),
         // Continued over lines; a recipe line; the ignore comment on the image's line.
         (
             "docker run \\\n  --rm \\\n  -e A=1 \\\n  golang:1.23 \\\n  go test ./...\n",
@@ -1403,6 +1421,11 @@ fn shell_container_commands() {
         ("docker pull --all-tags nginx\n", vec![]),
         ("docker run --rm $IMAGE\n", vec![]),
         ("docker run --rm $(IMAGE):$(TAG)\n", vec![]),
+        ("docker run -v $(pwd:/a nginx:1\n", vec![]),
+        (
+            "echo $($($($($($($($($($(docker pull a:1))))))))))\n",
+            vec![],
+        ),
         ("docker push nginx:1\n", vec![]),
         ("docker build -t app:1 .\n", vec![]),
         ("mydocker run nginx:1\n", vec![]),

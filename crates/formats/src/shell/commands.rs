@@ -9,6 +9,10 @@
 //! `pull -a`/`--all-tags` (the argument is a repository, not an image) and global options it
 //! does not know (`docker --foo run …`).
 //!
+//! A `$( … )` is part of the word it is in (`-v $(pwd):/app`, a Makefile's `$(CURDIR)`), and
+//! the commands inside it are read as a command line of their own (`out=$(docker run a:1)`),
+//! up to [`MAX_SUBSTITUTION_DEPTH`] deep.
+//!
 //! Before the CLI's name, `sudo` (with `-E`, `-u user`, …), `env`, `exec`, `command`, `time`,
 //! `nohup`, the keywords `if`, `then`, `else`, `elif`, `do`, `while`, `until`, `!`, variable
 //! assignments (`DOCKER_HOST=… docker run`) and a recipe line's `@`, `-`,
@@ -216,6 +220,14 @@ impl<'c> Words<'c> {
 /// Finds container CLI commands in `code` (a logical command line, comments cut off and
 /// continuations blanked, starting at byte `offset` of the file).
 pub(super) fn scan(sink: &mut Sink<'_>, code: &str, offset: usize) {
+    scan_nested(sink, code, offset, 0);
+}
+
+/// How deep `$( … )` inside `$( … )` is read: each level reads its text again.
+const MAX_SUBSTITUTION_DEPTH: usize = 8;
+
+/// [`scan`] of a command line `depth` substitutions deep.
+fn scan_nested(sink: &mut Sink<'_>, code: &str, offset: usize, depth: usize) {
     let mut command = Words {
         code,
         words: Vec::new(),
@@ -227,6 +239,10 @@ pub(super) fn scan(sink: &mut Sink<'_>, code: &str, offset: usize) {
                 command.words.clear();
             }
             Token::Word { start, end, .. } => command.words.push((start, end)),
+            Token::Substitution { start, end } if depth < MAX_SUBSTITUTION_DEPTH => {
+                scan_nested(sink, &code[start..end], offset + start, depth + 1);
+            }
+            Token::Substitution { .. } => {}
         }
     }
     cli_command(sink, &command, offset);
