@@ -1871,3 +1871,54 @@ fn an_image_name_with_its_tag_beside_it_is_pinned_as_helm_renders_it() {
     let values = "exporter:\n  image: ghcr.io/acme/app\n  tag: \"1.2\"\n";
     assert_pinned_as_helm_renders("", pod, values, "image: \"ghcr.io/acme/app:1.2@DIGEST\"");
 }
+
+/// A `repository` with its `tag` under a key that does not say image (podinfo's `redis`) is
+/// reported where no chart can show what it makes: in a values file whose chart is not in the
+/// repository, and in a `HelmRelease` for a chart from a chart repository; unwritable. A map
+/// whose parts are templated is not reported.
+#[test]
+fn a_repository_and_tag_map_without_its_chart_is_reported_and_not_written() {
+    let context = TestContext::new();
+    context.write(
+        "env/values.yaml",
+        "redis:\n  enabled: true\n  repository: public.ecr.aws/docker/library/redis\n  tag: 8.6.2\nsource:\n  repository: \"{{ .Values.repo }}\"\n  tag: v1\n",
+    );
+    context.write(
+        "flux/release.yaml",
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: podinfo\nspec:\n  chart:\n    spec:\n      chart: podinfo\n      version: 6.x\n  values:\n    redis:\n      enabled: true\n      repository: public.ecr.aws/docker/library/redis\n      tag: 8.6.2\n",
+    );
+    let scan = context
+        .run(["scan", ".", "--helm", "none", "--format", "json"])
+        .json();
+    let rows: Vec<(String, u64, String, String)> = scan["references"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["path"].as_str().unwrap().to_owned(),
+                r["line"].as_u64().unwrap(),
+                r["text"].as_str().unwrap().to_owned(),
+                r["unwritable"].as_str().unwrap_or("WRITABLE").to_owned(),
+            )
+        })
+        .collect();
+    let redis = "public.ecr.aws/docker/library/redis:8.6.2";
+    assert_eq!(rows.len(), 2, "{scan}");
+    assert_eq!(rows[0].0, "env/values.yaml");
+    assert_eq!((rows[0].1, rows[0].2.as_str()), (3, redis));
+    assert!(
+        rows[0]
+            .3
+            .contains("the chart these values are for is not in this repository"),
+        "{scan}"
+    );
+    assert_eq!(rows[1].0, "flux/release.yaml");
+    assert_eq!((rows[1].1, rows[1].2.as_str()), (13, redis));
+    assert!(
+        rows[1]
+            .3
+            .contains("chart `podinfo 6.x` is not in this repository"),
+        "{scan}"
+    );
+}

@@ -146,11 +146,16 @@ fn learn_file(
         }
     };
     let Some(chart) = chart_root(&file.path) else {
-        unproven(
-            file,
-            "not proven: the chart these values are for is not in this repository, so how \
-             its templates use the map is unknown",
-        );
+        let reason = "not proven: the chart these values are for is not in this repository, \
+                      so how its templates use the map is unknown";
+        let images = match values {
+            Some(mut values) => values.images().ok(),
+            None => chart::values_images(&file.path, text).ok(),
+        };
+        if let Some(images) = images {
+            report_unrendered(file, text, &images, reason);
+        }
+        unproven(file, reason);
         return None;
     };
     let own_values = is_own_values(&file.path, &chart);
@@ -367,6 +372,27 @@ fn leave_unproven(findings: &mut [Finding]) {
         }
         unknown_tag_floats(finding);
     }
+}
+
+/// Reports the split maps of `images` that the key-name rules did not (`redis: {repository,
+/// tag}`), for a chart that cannot be rendered: unwritable, with `reason`.
+fn report_unrendered(
+    file: &mut ScannedFile,
+    text: &str,
+    images: &chart::ValuesImages,
+    reason: &str,
+) {
+    let mut found = chart::unrendered_findings(text, images, &file.findings);
+    if found.is_empty() {
+        return;
+    }
+    for finding in &mut found {
+        finding.site = EditSite::Unsupported {
+            reason: reason.to_owned(),
+        };
+    }
+    file.findings.append(&mut found);
+    file.findings.sort_by_key(|f| (f.span.start, f.span.end));
 }
 
 /// Makes every split map in `findings` unwritable, with `reason`.

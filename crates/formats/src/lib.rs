@@ -158,8 +158,15 @@ fn may_hold_reference(kind: FileKind, text: &[u8]) -> bool {
     match kind {
         // `image`, `*Image` keys and split maps (which sit under such a key, or beside an
         // `image` name part) all contain `mage`.
-        FileKind::Yaml
-        | FileKind::HelmTemplate
+        // So do a resource's chart values, except a `repository` with its `tag` under a key
+        // that does not say image (`redis: {repository, tag}` in a `HelmRelease`).
+        FileKind::Yaml => {
+            mage()
+                || find(text, b"repository").is_some()
+                    && (find(text, b"HelmRelease").is_some()
+                        || find(text, b"valuesObject").is_some())
+        }
+        FileKind::HelmTemplate
         | FileKind::Compose
         | FileKind::Kustomize
         | FileKind::Devcontainer => mage(),

@@ -793,6 +793,23 @@ fn chart_values_and_flux_markers() {
                 row(11, 18, Floating, "busybox:1.36", "inline"),
             ],
         ),
+        // A `repository` with its `tag` under a key that does not say image (Flux's podinfo
+        // example): found in chart values, unproven like the others.
+        (
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nspec:\n  chart:\n    spec:\n      chart: podinfo\n      version: 6.x\n  values:\n    redis:\n      enabled: true\n      repository: public.ecr.aws/docker/library/redis\n      tag: 8.6.2\n",
+            vec![row(
+                11,
+                19,
+                Floating,
+                "public.ecr.aws/docker/library/redis:8.6.2",
+                &not_in_repo("a HelmRelease", "chart `podinfo 6.x`"),
+            )],
+        ),
+        // Outside chart values such a map is nothing the key-name rules know.
+        (
+            "spec:\n  source:\n    repository: github.com/acme/app\n    tag: v1\n",
+            vec![],
+        ),
         // The same split map in a plain values file is written.
         (
             "image:\n  repository: bitnami/redis\n  tag: 7.2.5\n",

@@ -109,6 +109,67 @@ pub fn unseen_findings(
     sink.finish()
 }
 
+/// Findings for the split maps of `images` that no chart can be rendered for (the chart is
+/// not in the repository) and that the key-name rules did not report, being under a key that
+/// does not say image: podinfo's `redis: {repository, tag}` in a Flux `HelmRelease`. Only a
+/// map whose `repository` and non-empty `tag` (and `registry`, `digest`) are written as they
+/// read, and make a reference, is reported; the caller leaves it unwritable with the reason,
+/// since only the chart shows what its parts make.
+pub fn unrendered_findings(
+    text: &str,
+    images: &ValuesImages,
+    existing: &[Finding],
+) -> Vec<Finding> {
+    let mut sink = crate::common::Sink::new(text, crate::FileKind::Yaml);
+    for candidate in &images.candidates {
+        let Shape::Split {
+            registry,
+            name,
+            image: None,
+            tag: Some(tag),
+            digest,
+        } = &candidate.shape
+        else {
+            continue;
+        };
+        let parts = [registry.as_ref(), Some(name), Some(tag), digest.as_ref()];
+        let literal = parts
+            .iter()
+            .flatten()
+            .all(|part| !part.decoded && !crate::common::is_templated(&part.text));
+        if !literal
+            || name.key != "repository"
+            || tag.is_empty()
+            || existing.iter().any(|f| f.span == candidate.span)
+        {
+            continue;
+        }
+        let mut reference = registry
+            .as_ref()
+            .filter(|registry| !registry.is_empty())
+            .map(|registry| format!("{}/", registry.text.trim_end_matches('/')))
+            .unwrap_or_default();
+        reference.push_str(&name.text);
+        reference.push(':');
+        reference.push_str(&tag.text);
+        if let Some(digest) = digest.as_ref().filter(|digest| !digest.is_empty()) {
+            reference.push('@');
+            reference.push_str(&digest.text);
+        }
+        let Some(mut found) = crate::common::Found::inline(candidate.span.clone(), &reference)
+        else {
+            continue;
+        };
+        found.also_lines = parts
+            .into_iter()
+            .flatten()
+            .map(|part| part.span.start)
+            .collect();
+        sink.push(found);
+    }
+    sink.finish()
+}
+
 /// [`apply`] to the findings inside `within` only (the values map of one resource in a file
 /// that holds others).
 pub fn apply_within(

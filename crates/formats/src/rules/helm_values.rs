@@ -4,6 +4,7 @@
 //! - it sits under a key ending in `image`/`Image` (or one level deeper, for an `image:` map of
 //!   maps such as csi-driver-nfs's `image.nfs`) and has `repository`, or `registry` + `image`
 //!   (ingress-nginx: `{registry, image, tag, digest}`, where `image` is the repository); or
+//! - in a resource's chart values (a `HelmRelease`'s), it has `repository` and `tag`; or
 //! - anywhere, it has both `repository` and `image` (gpu-operator: `{repository, image,
 //!   version}`, which the operator joins as `repository/image:version`), or an `image` that
 //!   names no tag and a `tag` beside it (`{image: bats/bats, tag: v1.4.1}`).
@@ -37,7 +38,15 @@ pub(crate) fn split_map(map: &Map<'_, '_>, out: &mut Out<'_>) {
             .and_then(|name| out.text.get(name.span.clone()))
             .is_some_and(|name| !name.contains([':', '@']));
     let by_keys = under_image && (repository.is_some() || (name.is_some() && registry.is_some()));
-    if gpu_style || by_keys {
+    // In a resource's chart values, a `repository` with its `tag` anywhere (podinfo's
+    // `redis: {repository, tag}` in Flux's example `HelmRelease`): left unproven, as every
+    // split map there, for the chart's rendering to decide.
+    let in_chart_values = out
+        .chart_values
+        .as_ref()
+        .is_some_and(|values| values.contains(map.path));
+    let repository_and_tag = in_chart_values && repository.is_some() && map.has("tag");
+    if gpu_style || by_keys || repository_and_tag {
         split(map, out, gpu_style);
     } else if name_and_tag {
         // Written only where a chart's rendering shows what the two parts make: the template
