@@ -521,11 +521,20 @@ impl<'t> Sources<'_, 't> {
                     lines.extend(more);
                     through.extend(via);
                 }
+                // An `include` is not known to be pure (it may `set` values in place), so such
+                // a variable is never followed.
+                Context::Assigned(_) => {
+                    return Err(format!(
+                        "not proven: without Helm, the map is read inside the named template \
+                         `{name}`, which {} includes into a variable whose uses on other lines \
+                         this reading does not follow",
+                        at()
+                    ));
+                }
                 Context::Scoped
                 | Context::Condition
                 | Context::Cond(_)
                 | Context::Tpl
-                | Context::Assigned(_)
                 | Context::Indirect
                 | Context::Subchart
                 | Context::With(_) => {
@@ -962,12 +971,15 @@ fn reads<'t>(templates: &'t [Template], related: &Related<'_>, relevant: &[bool]
                         shape_only: read.shape_only,
                     });
                 }
+                // What an include assigns to a variable is read where the variable is used
+                // (`$version := include "app.version" .`, then `semverCompare … $version`).
+                let call_context = assigned.map_or(context, Context::Assigned);
                 calls.extend(sites.into_iter().map(|site| Call {
                     template,
                     line,
                     name: site.name,
                     root_context: site.root_context,
-                    context,
+                    context: call_context,
                     foreign,
                 }));
             }
@@ -2490,6 +2502,40 @@ mod tests {
                     "not proven: without Helm, the map is read into a variable at c/templates/deploy.yaml:14, whose uses on other lines this reading does not follow"
                 ),
             ]
+        );
+    }
+
+    /// A named template included into a variable (traefik's `$version := include
+    /// "traefik.proxyVersion" $`, then `semverCompare … $version`) reads the map where the
+    /// variable is used, which this reading does not follow (an `include` may change values in
+    /// place): the map is blocked, as one read into a variable directly is. Before, the include
+    /// was taken for a line that prints the map, and a tag `semverCompare` checks was written.
+    #[test]
+    fn a_helper_included_into_a_variable_blocks_the_map() {
+        let helpers = "{{- define \"c.version\" -}}{{ .Values.image.tag }}{{- end -}}\n";
+        let templates = [
+            template("c/templates/_helpers.tpl", helpers),
+            template(
+                "c/templates/deploy.yaml",
+                "{{- $version := include \"c.version\" . }}\n\
+                 spec:\n  containers:\n\
+                   - image: {{ .Values.image.repository }}:{{ .Values.image.tag }}\n\
+                   {{- if semverCompare \">=1.0.0-0\" $version }}\n\
+                     args: [new]\n\
+                   {{- end }}\n",
+            ),
+        ];
+        let root = json!({
+            "Values": {"image": {"repository": "app", "tag": "1.0"}},
+            "Chart": {"AppVersion": "1.0"},
+        });
+        let rendering = render(&templates, &[path("image")], &[], &root);
+        assert_eq!(
+            blocked(&rendering),
+            [(
+                0,
+                "not proven: without Helm, the map is read inside the named template `c.version`, which c/templates/deploy.yaml:1 includes into a variable whose uses on other lines this reading does not follow"
+            )]
         );
     }
 
