@@ -1922,3 +1922,55 @@ fn a_repository_and_tag_map_without_its_chart_is_reported_and_not_written() {
         "{scan}"
     );
 }
+
+/// A tag that a template behind another switch also writes into a label (a
+/// `PersistentVolumeClaim` under `persistence.enabled: false`) is not written with Helm either:
+/// Helm's renderings, with the chart's values, do not show that template, and turning the
+/// switch on would put the digest into the label. tagpin's own reading of the templates shows
+/// it, and takes the edit back. The same tag without the label is still pinned.
+#[test]
+fn with_helm_a_tag_a_switched_off_template_also_uses_is_not_written() {
+    for label in [true, false] {
+        let context = TestContext::new();
+        let pvc = if label {
+            "{{- if .Values.persistence.enabled }}\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\n  labels:\n    {{- include \"m.labels\" . | nindent 4 }}\n{{- end }}\n"
+        } else {
+            "{{- if .Values.persistence.enabled }}\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\n{{- end }}\n"
+        };
+        context.write_all(
+            &[
+                ("m/Chart.yaml", "apiVersion: v2\nname: m\nversion: 1.0.0\nappVersion: \"2.5.0\"\n"),
+                ("m/values.yaml", "image:\n  repository: ghcr.io/acme/tempo\n  tag: \"2.5.0\"\npersistence:\n  enabled: false\n"),
+                ("m/templates/_helpers.tpl", "{{- define \"m.labels\" -}}\napp.kubernetes.io/version: {{ .Values.image.tag | quote }}\n{{- end -}}\n"),
+                (
+                    "m/templates/deploy.yaml",
+                    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: {{ .Values.image.repository }}:{{ .Values.image.tag }}\n",
+                ),
+                ("m/templates/pvc.yaml", pvc),
+            ],
+            false,
+        );
+        let mut args = vec![
+            "scan".to_owned(),
+            ".".to_owned(),
+            "--format".to_owned(),
+            "json".to_owned(),
+        ];
+        args.extend(crate::helm::args());
+        let scan = context.run(&args).json();
+        let row = crate::context::reference(&scan, "m/values.yaml", 2);
+        if label {
+            let reason = row["unwritable"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{scan}"));
+            assert!(
+                reason.contains(
+                    "the tag also feeds `app.kubernetes.io/version: \"…\"` in m/templates/pvc.yaml"
+                ) && reason.contains("in a template Helm renders only with other values"),
+                "{reason}"
+            );
+        } else {
+            assert!(row.get("unwritable").is_none(), "{scan}");
+        }
+    }
+}

@@ -72,6 +72,9 @@ pub(super) fn render_and_decide(
         source_renderer.with_flags(images, &mut decisions, &mut sets, app_version, Flags::Own);
     }
     source_renderer.with_flags(images, &mut decisions, &mut sets, app_version, Flags::Every);
+    if helm.is_some() {
+        take_back_other_uses(chart, source, app_version, &mut decisions);
+    }
     apply(file, source, images, &decisions);
     let at = |span: &std::ops::Range<usize>| {
         file.findings
@@ -146,6 +149,60 @@ fn static_renderer(chart: &Path, source: &Source<'_>) -> Result<Renderer, String
         source.templates,
     )?;
     Ok(Renderer::Static(read.into()))
+}
+
+/// Takes back what Helm's renderings let tagpin write where tagpin's own reading of the
+/// templates sees the same tag (or digest) feed something that is not an image. Helm renders
+/// the chart with its values and the `enabled` flags on the way to each map; a template behind
+/// another switch (a `PersistentVolumeClaim` under `persistence.enabled`, whose labels carry
+/// `app.kubernetes.io/version: {{ .Values.image.tag }}`) is not in those renderings, and
+/// turning that switch on would put the digest in the label. The static reading reads every
+/// line that reads the map, whatever switch it sits behind. Where it cannot read the chart or
+/// sees nothing else, Helm's decision stands.
+fn take_back_other_uses(
+    chart: &Path,
+    source: &Source<'_>,
+    app_version: Option<&str>,
+    decisions: &mut [Decision],
+) {
+    let writable = |d: &Decision| !matches!(d.site, EditSite::Unsupported { .. });
+    if !decisions.iter().any(writable) {
+        return;
+    }
+    let Ok(renderer) = static_renderer(chart, source) else {
+        return;
+    };
+    let reading = SourceRenderer {
+        renderer: &renderer,
+        values: source.values.iter().map(PathBuf::as_path).collect(),
+        prove: false,
+    };
+    let mut images = std::borrow::Cow::Borrowed(&source.images);
+    let Ok(sentinels) = reading.sentinels(&mut images) else {
+        return;
+    };
+    let Ok((renderings, _, _)) = reading.rest(&images, sentinels) else {
+        return;
+    };
+    let seen = chart::decide(&images, &renderings, app_version);
+    for decision in decisions.iter_mut().filter(|d| writable(d)) {
+        let other_use = seen.iter().find_map(|d| match &d.site {
+            EditSite::Unsupported { reason }
+                if d.span == decision.span && reason.contains(" also feeds ") =>
+            {
+                Some(reason)
+            }
+            _ => None,
+        });
+        if let Some(reason) = other_use {
+            decision.site = EditSite::Unsupported {
+                reason: format!(
+                    "{reason} (in a template Helm renders only with other values, where the edit \
+                     would change it too)"
+                ),
+            };
+        }
+    }
 }
 
 /// What renders one values source's chart.
