@@ -1875,13 +1875,17 @@ fn an_image_name_with_its_tag_beside_it_is_pinned_as_helm_renders_it() {
 /// A `repository` with its `tag` under a key that does not say image (podinfo's `redis`) is
 /// reported where no chart can show what it makes: in a values file whose chart is not in the
 /// repository, and in a `HelmRelease` for a chart from a chart repository; unwritable. A map
-/// whose parts are templated is not reported.
+/// whose parts are templated is not reported, nor a pinned one (the chart may put a registry
+/// before its name, where `check --online` would not find it).
 #[test]
 fn a_repository_and_tag_map_without_its_chart_is_reported_and_not_written() {
     let context = TestContext::new();
     context.write(
         "env/values.yaml",
-        "redis:\n  enabled: true\n  repository: public.ecr.aws/docker/library/redis\n  tag: 8.6.2\nsource:\n  repository: \"{{ .Values.repo }}\"\n  tag: v1\n",
+        format!(
+            "redis:\n  enabled: true\n  repository: public.ecr.aws/docker/library/redis\n  tag: 8.6.2\nsource:\n  repository: \"{{{{ .Values.repo }}}}\"\n  tag: v1\nkubeovn:\n  repository: kubeovn\n  tag: v1.15.10@sha256:{}\n",
+            "7".repeat(64)
+        ),
     );
     context.write(
         "flux/release.yaml",
@@ -1973,4 +1977,56 @@ fn with_helm_a_tag_a_switched_off_template_also_uses_is_not_written() {
             assert!(row.get("unwritable").is_none(), "{scan}");
         }
     }
+}
+
+/// A `repository` with its `tag` under a key that does not say image, read by a template that
+/// tagpin's own reading cannot follow (another includes it whole by its path, as tempo's
+/// recreate job does), is still reported, unwritable with the reason: `check` fails on it
+/// instead of passing over an image it could not read. One the reading followed into no image
+/// is not reported.
+#[test]
+fn without_helm_a_repository_and_tag_map_the_reading_cannot_follow_is_reported() {
+    let context = TestContext::new();
+    context.write_all(
+        &[
+            ("m/Chart.yaml", "apiVersion: v2\nname: m\nversion: 1.0.0\n"),
+            (
+                "m/values.yaml",
+                "tempo:\n  repository: grafana/tempo\n  tag: \"2.5.0\"\nbackup:\n  repository: s3://bucket/x\n  tag: daily\nrecreate: false\n",
+            ),
+            (
+                "m/templates/sts.yaml",
+                "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: {{ .Values.tempo.repository }}:{{ .Values.tempo.tag }}\n",
+            ),
+            (
+                "m/templates/job.yaml",
+                "{{- if .Values.recreate -}}\n{{- $s := include (print $.Template.BasePath \"/sts.yaml\") . | fromYaml -}}\n{{- end -}}\n",
+            ),
+            (
+                "m/templates/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata:\n  where: {{ .Values.backup.repository }}/{{ .Values.backup.tag }}\n",
+            ),
+        ],
+        false,
+    );
+    let scan = context
+        .run(["scan", ".", "--helm", "none", "--format", "json"])
+        .json();
+    let values: Vec<(u64, &str, &str)> = scan["references"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["path"] == "m/values.yaml")
+        .map(|r| {
+            (
+                r["line"].as_u64().unwrap(),
+                r["text"].as_str().unwrap(),
+                r["unwritable"].as_str().unwrap_or("WRITABLE"),
+            )
+        })
+        .collect();
+    assert_eq!(values.len(), 1, "{scan}");
+    assert_eq!((values[0].0, values[0].1), (2, "grafana/tempo:2.5.0"));
+    assert!(values[0].2.contains("includes that file whole"), "{scan}");
+    context.run(["check", ".", "--helm", "none"]).assert_code(1);
 }

@@ -75,26 +75,48 @@ pub fn unseen_findings(
         else {
             continue;
         };
+        let not_followed = matches!(&decision.site, EditSite::Unsupported { reason } if reason.starts_with("not proven: "));
+        // A `repository` with its `tag`, written as they read and with no digest (tempo's
+        // `tempo: {repository, tag}`, read by a template another includes whole by its path):
+        // floating, whatever the chart puts before the name. A pinned one is not reported: a
+        // chart may put a registry before the name (cozystack's `global.registry.address`),
+        // and `check --online` would look the name up where it is not.
+        let repository_and_tag = image.is_none()
+            && name.key == "repository"
+            && tag
+                .as_ref()
+                .is_some_and(|tag| !tag.is_empty() && !tag.decoded && !tag.text.contains('@'))
+            && digest.as_ref().is_none_or(Part::is_empty)
+            && !name.decoded
+            && !crate::common::is_templated(&name.text);
         let shown = match &decision.rendered {
             // An overlay's tag that the image does not show (the chart renders the base's
             // digest alone) is nothing of the overlay's to report.
             Some(rendered) => !candidate.overlaid || rendered.tag().is_some(),
-            // A map an overlay sets the tag of is an image even when the reading could not
-            // follow it; one it followed and found in no image is not reported.
-            None => {
-                candidate.overlaid
-                    && matches!(&decision.site, EditSite::Unsupported { reason } if reason.starts_with("not proven: "))
-            }
+            // A map an overlay sets the tag of, or a repository with its tag, is an image even
+            // when the reading could not follow it; one it followed and found in no image is
+            // not reported.
+            None => (candidate.overlaid || repository_and_tag) && not_followed,
         };
         if seen || !shown || decision.span != candidate.span {
             continue;
         }
         // An overlay's part of a map no rendering showed: the name and tag it gives.
         let written = match tag {
-            Some(tag) if candidate.overlaid && !tag.is_empty() => crate::common::Found::inline(
-                candidate.span.clone(),
-                &format!("{}:{}", name.text, tag.text),
-            ),
+            Some(tag)
+                if (candidate.overlaid || repository_and_tag && decision.rendered.is_none())
+                    && !tag.is_empty() =>
+            {
+                let registry = registry
+                    .as_ref()
+                    .filter(|registry| !registry.is_empty() && !candidate.overlaid)
+                    .map(|registry| format!("{}/", registry.text.trim_end_matches('/')))
+                    .unwrap_or_default();
+                crate::common::Found::inline(
+                    candidate.span.clone(),
+                    &format!("{registry}{}:{}", name.text, tag.text),
+                )
+            }
             _ => None,
         };
         let mut found = written
@@ -111,10 +133,10 @@ pub fn unseen_findings(
 
 /// Findings for the split maps of `images` that no chart can be rendered for (the chart is
 /// not in the repository) and that the key-name rules did not report, being under a key that
-/// does not say image: podinfo's `redis: {repository, tag}` in a Flux `HelmRelease`. Only a
-/// map whose `repository` and non-empty `tag` (and `registry`, `digest`) are written as they
-/// read, and make a reference, is reported; the caller leaves it unwritable with the reason,
-/// since only the chart shows what its parts make.
+/// does not say image: podinfo's `redis: {repository, tag}` in a values file. Only a map whose
+/// `repository` and non-empty `tag` (and `registry`) are written as they read, with no digest,
+/// and make a reference, is reported; the caller leaves it unwritable with the reason, since
+/// only the chart shows what its parts make.
 pub fn unrendered_findings(
     text: &str,
     images: &ValuesImages,
@@ -137,7 +159,12 @@ pub fn unrendered_findings(
             .iter()
             .flatten()
             .all(|part| !part.decoded && !crate::common::is_templated(&part.text));
+        // Floating ones only: a chart may put a registry before the name (cozystack's
+        // `global.registry.address`), and `check --online` would look a pinned one up where
+        // it is not.
+        let pinned = tag.text.contains('@') || digest.as_ref().is_some_and(|d| !d.is_empty());
         if !literal
+            || pinned
             || name.key != "repository"
             || tag.is_empty()
             || existing.iter().any(|f| f.span == candidate.span)
@@ -152,10 +179,6 @@ pub fn unrendered_findings(
         reference.push_str(&name.text);
         reference.push(':');
         reference.push_str(&tag.text);
-        if let Some(digest) = digest.as_ref().filter(|digest| !digest.is_empty()) {
-            reference.push('@');
-            reference.push_str(&digest.text);
-        }
         let Some(mut found) = crate::common::Found::inline(candidate.span.clone(), &reference)
         else {
             continue;

@@ -45,7 +45,14 @@ pub(crate) fn split_map(map: &Map<'_, '_>, out: &mut Out<'_>) {
         .chart_values
         .as_ref()
         .is_some_and(|values| values.contains(map.path));
-    let repository_and_tag = in_chart_values && repository.is_some() && map.has("tag");
+    // Floating ones only: the chart may put a registry before the name, and `check --online`
+    // would look a pinned one up where it is not.
+    let repository_and_tag = in_chart_values
+        && repository.is_some()
+        && map
+            .scalar("tag")
+            .is_some_and(|tag| !tag.value.is_empty() && !tag.value.contains('@'))
+        && !map.has("digest");
     if gpu_style || by_keys || repository_and_tag {
         split(map, out, gpu_style);
     } else if name_and_tag {
