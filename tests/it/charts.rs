@@ -2030,3 +2030,13 @@ fn without_helm_a_repository_and_tag_map_the_reading_cannot_follow_is_reported()
     assert!(values[0].2.contains("includes that file whole"), "{scan}");
     context.run(["check", ".", "--helm", "none"]).assert_code(1);
 }
+
+/// The `JupyterHub` charts write their images as `{name, tag}` (`hub.image.name`): the map is
+/// found under its image key and pinned as Helm renders it, with Helm and without.
+#[test]
+fn a_name_and_tag_map_is_pinned_as_helm_renders_it() {
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: hub\nspec:\n  containers:\n    - name: hub\n      \
+               image: {{ .Values.hub.image.name }}:{{ .Values.hub.image.tag }}\n";
+    let values = "hub:\n  image:\n    name: ghcr.io/acme/app\n    tag: \"1.2\"\n    pullPolicy: IfNotPresent\n";
+    assert_pinned_as_helm_renders("", pod, values, "image: ghcr.io/acme/app:1.2@DIGEST");
+}

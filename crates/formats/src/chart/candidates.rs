@@ -221,6 +221,22 @@ impl<'t> Visitor<'t> for Collect<'_> {
             if !crate::rules::is_image_key(entry.key) {
                 continue;
             }
+            if let Some(shape) = name_and_tag(self.text, doc, &entry.value) {
+                let span = match &shape {
+                    Shape::Split { name, .. } | Shape::Inline(name) => name.span.clone(),
+                };
+                if self.seen.insert((span.start, span.end)) {
+                    let mut path = path.clone();
+                    path.push(entry.key.to_owned());
+                    self.found.candidates.push(Candidate {
+                        path,
+                        shape,
+                        span,
+                        overlaid: false,
+                    });
+                }
+                continue;
+            }
             let Some(value) = doc.scalar(&entry.value) else {
                 continue;
             };
@@ -242,6 +258,38 @@ impl<'t> Visitor<'t> for Collect<'_> {
             }
         }
     }
+}
+
+/// An image key's value `{name: quay.io/jupyterhub/k8s-hub, tag: "4.1.0"}` (the `JupyterHub`
+/// charts): a map whose name part is `name`, with its `tag` beside it, and no `repository`,
+/// `image` or `registry`. Found from the map above it, whose source holds the image key (the
+/// walk passes over a map whose own source holds none of its words).
+fn name_and_tag(text: &str, doc: Doc<'_>, value: &At) -> Option<Shape> {
+    if !doc.is_mapping(value) {
+        return None;
+    }
+    let mut entries = Vec::new();
+    doc.entries_into(value, &mut entries);
+    let has = |key: &str| entries.iter().any(|e| e.key == key);
+    if has("repository") || has("image") || has("registry") {
+        return None;
+    }
+    let get = |key: &str| {
+        entries
+            .iter()
+            .find(|e| e.key == key)
+            .and_then(|e| doc.scalar(&e.value))
+            .and_then(|scalar| part(text, key, &scalar))
+    };
+    let name = get("name")
+        .filter(|name| !name.is_empty() && !name.decoded && !name.text.contains([':', '@']))?;
+    Some(Shape::Split {
+        registry: None,
+        name,
+        image: None,
+        tag: Some(get("tag")?),
+        digest: get("digest"),
+    })
 }
 
 fn part(text: &str, key: &str, scalar: &ScalarAt<'_>) -> Option<Part> {

@@ -66,8 +66,48 @@ pub(crate) fn split_map(map: &Map<'_, '_>, out: &mut Out<'_>) {
     }
 }
 
-const NAME_AND_TAG_UNPROVEN: &str = "not proven: an `image` with its `tag` beside it is \
-     written only where the chart that joins them shows the reference they make";
+/// Reports the maps under `map`'s image keys whose name part is `name`, beside their `tag`
+/// (`image: {name: quay.io/jupyterhub/k8s-hub, tag: "4.1.0"}` in the `JupyterHub` charts), with no
+/// `repository`, `image` or `registry`: unproven, as an `{image, tag}` map is. They are found
+/// from `map`, whose source holds the image key: their own source may hold none of the words
+/// the walk looks for.
+pub(crate) fn name_and_tag_maps(map: &Map<'_, '_>, out: &mut Out<'_>) {
+    for entry in map.entries.iter().filter(|e| is_image_key(e.key)) {
+        if !map.doc.is_mapping(&entry.value) {
+            continue;
+        }
+        let mut entries = Vec::new();
+        map.doc.entries_into(&entry.value, &mut entries);
+        let mut path = map.path.to_vec();
+        path.push(super::Seg::Key(entry.key));
+        let child = Map {
+            doc: map.doc,
+            at: &entry.value,
+            path: &path,
+            entries: &entries,
+            shared: map.shared,
+        };
+        let named = ["repository", "image", "registry"]
+            .iter()
+            .all(|key| !child.has(key))
+            && child.has("tag")
+            && child
+                .scalar("name")
+                .and_then(|name| out.text.get(name.span))
+                .is_some_and(|name| !name.is_empty() && !name.contains([':', '@']));
+        if !named {
+            continue;
+        }
+        let before = out.candidates.len();
+        split(&child, out, false);
+        for candidate in &mut out.candidates[before..] {
+            candidate.found.unproven = Some(NAME_AND_TAG_UNPROVEN.to_owned());
+        }
+    }
+}
+
+const NAME_AND_TAG_UNPROVEN: &str = "not proven: a name with its `tag` beside it is written \
+     only where the chart that joins them shows the reference they make";
 
 /// A part's text as written, unless it is empty or null.
 fn part<'o>(out: &'o Out<'_>, scalar: Option<&ScalarAt<'_>>) -> Option<&'o str> {
@@ -88,7 +128,10 @@ fn split(map: &Map<'_, '_>, out: &mut Out<'_>, gpu_style: bool) {
     let name_scalar = if gpu_style {
         repository.clone()
     } else {
-        repository.clone().or_else(|| image.clone())
+        repository
+            .clone()
+            .or_else(|| image.clone())
+            .or_else(|| map.scalar("name"))
     };
     let Some(name_scalar) = name_scalar else {
         return;

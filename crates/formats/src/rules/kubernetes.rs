@@ -38,6 +38,7 @@ impl Rules for KubernetesAndHelm {
         }
         let before = out.candidates.len();
         helm_values::split_map(map, out);
+        helm_values::name_and_tag_maps(map, out);
         if let Some(values) = out.chart_values.as_ref().filter(|v| v.contains(map.path)) {
             let reason = values.reason();
             for candidate in &mut out.candidates[before..] {

@@ -136,7 +136,7 @@ fn an_image_name_with_its_tag_beside_it_is_reported_and_left_to_the_chart() {
     assert!(
         found[0]
             .unproven()
-            .is_some_and(|reason| reason.starts_with("not proven: an `image` with its `tag`")),
+            .is_some_and(|reason| reason.starts_with("not proven: a name with its `tag`")),
         "{found:?}"
     );
 }
@@ -634,4 +634,39 @@ fn a_base_image_without_a_tag_is_a_name_part() {
             (11, DigestOnly, format!("acme/base@{digest}")),
         ]
     );
+}
+
+/// `image: {name: quay.io/jupyterhub/k8s-hub, tag: "4.1.0"}` (the `JupyterHub` charts): a map under
+/// an image key whose name part is `name`, found from the map above it (its own source may
+/// hold none of the words the walk looks for), unproven as an `{image, tag}` map is. A `name`
+/// with a tag of its own, a map beside a `repository`, or one under another key is not one.
+#[test]
+fn a_name_with_its_tag_under_an_image_key_is_reported_and_left_to_the_chart() {
+    let text = "hub:\n  image:\n    name: quay.io/jupyterhub/k8s-hub\n    tag: \"4.1.0\"\n\
+                proxy:\n  chp:\n    image: {name: quay.io/jupyterhub/configurable-http-proxy, tag: \"4.6.3\"}\n\
+                other:\n  image:\n    name: nginx:1.25\n    tag: v1\n\
+                volume:\n  name: data\n  tag: v1\n";
+    for kind in [FileKind::Yaml, FileKind::HelmTemplate] {
+        let found = findings(kind, text);
+        let rows: Vec<(usize, usize, &str)> = found
+            .iter()
+            .map(|f| (f.line, f.column, f.text.as_str()))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (3, 11, "quay.io/jupyterhub/k8s-hub:4.1.0"),
+                (7, 19, "quay.io/jupyterhub/configurable-http-proxy:4.6.3"),
+            ],
+            "{kind:?}"
+        );
+        assert!(
+            found.iter().all(|f| f
+                .unproven()
+                .is_some_and(|reason| reason.starts_with("not proven: a name with its `tag`"))),
+            "{found:?}"
+        );
+    }
+    // With CRLF too.
+    assert_eq!(shapes(FileKind::Yaml, text).len(), 2);
 }
