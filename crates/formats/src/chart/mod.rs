@@ -121,11 +121,12 @@ pub fn unseen_findings(
         };
         let mut found = written
             .unwrap_or_else(|| crate::common::Found::templated(candidate.span.clone(), &name.text));
-        found.also_lines = [registry, image, tag, digest]
-            .into_iter()
-            .flatten()
-            .map(|part| part.span.start)
-            .collect();
+        found.also_lines = starts([
+            registry.as_ref(),
+            image.as_ref(),
+            tag.as_ref(),
+            digest.as_ref(),
+        ]);
         sink.push(found);
     }
     sink.finish()
@@ -183,14 +184,20 @@ pub fn unrendered_findings(
         else {
             continue;
         };
-        found.also_lines = parts
-            .into_iter()
-            .flatten()
-            .map(|part| part.span.start)
-            .collect();
+        found.also_lines = starts(parts);
         sink.push(found);
     }
     sink.finish()
+}
+
+/// Where each of a split map's `parts` starts (its lines count as the finding's, for the ignore
+/// comment and the Flux marker).
+fn starts<'p>(parts: impl IntoIterator<Item = Option<&'p Part>>) -> Vec<usize> {
+    parts
+        .into_iter()
+        .flatten()
+        .map(|part| part.span.start)
+        .collect()
 }
 
 /// [`apply`] to the findings inside `within` only (the values map of one resource in a file
