@@ -1385,6 +1385,15 @@ fn shell_container_commands() {
             "out=$(docker run --rm a:1 cat /x)\n",
             one(1, 23, Floating, "a:1"),
         ),
+        // A Makefile variable holding a command.
+        (
+            "DOCKER_YQ = docker run --rm -v $(PWD):/work -w /work mikefarah/yq:4\n",
+            one(1, 54, Floating, "mikefarah/yq:4"),
+        ),
+        (
+            "LINT ?= docker run --rm golangci/golangci-lint:v1.55 golangci-lint run\n",
+            one(1, 25, Floating, "golangci/golangci-lint:v1.55"),
+        ),
         // `$( … )` in an option's value is part of that word (a Makefile's `$(CURDIR)` too),
         // and a command of its own inside.
         (
@@ -1438,6 +1447,8 @@ fn shell_container_commands() {
         ("docker pull --all-tags nginx\n", vec![]),
         ("docker run --rm $IMAGE\n", vec![]),
         ("docker run --rm $(IMAGE):$(TAG)\n", vec![]),
+        ("X = echo docker run nginx:1\n", vec![]),
+        ("X = Y docker run nginx:1\n", vec![]),
         ("docker run -v $(pwd:/a nginx:1\n", vec![]),
         (
             "echo $($($($($($($($($($(docker pull a:1))))))))))\n",

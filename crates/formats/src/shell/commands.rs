@@ -13,6 +13,8 @@
 //! the commands inside it are read as a command line of their own (`out=$(docker run a:1)`),
 //! up to [`MAX_SUBSTITUTION_DEPTH`] deep.
 //!
+//! A Makefile variable's value is read as a command line (`LINT := docker run … IMAGE`).
+//!
 //! Before the CLI's name, `sudo` (with `-E`, `-u user`, …), `env`, `exec`, `command`, `time`,
 //! `nohup`, the keywords `if`, `then`, `else`, `elif`, `do`, `while`, `until`, `!`, variable
 //! assignments (`DOCKER_HOST=… docker run`) and a recipe line's `@`, `-`,
@@ -248,15 +250,24 @@ fn scan_nested(sink: &mut Sink<'_>, code: &str, offset: usize, depth: usize) {
     cli_command(sink, &command, offset);
 }
 
+/// A variable's name: letters, digits and `_`.
+fn is_name(word: &str) -> bool {
+    !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
 fn is_assignment(word: &str) -> bool {
-    word.split_once('=').is_some_and(|(name, _)| {
-        !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-    })
+    word.split_once('=').is_some_and(|(name, _)| is_name(name))
 }
 
 /// Where the command proper starts: after `sudo`, `env`, assignments and a recipe prefix.
 fn command_start(command: &Words<'_>) -> usize {
-    let mut index = 0;
+    // A Makefile variable that holds a command (`LINT := docker run … golangci/golangci-lint:v1`):
+    // the command is its value.
+    let make_variable = command.text(0).is_some_and(is_name)
+        && command
+            .text(1)
+            .is_some_and(|op| matches!(op, "=" | ":=" | "::=" | "?=" | "+="));
+    let mut index = if make_variable { 2 } else { 0 };
     while let Some(word) = command.text(index) {
         let word = if index == 0 {
             word.trim_start_matches(['@', '-', '+'])
