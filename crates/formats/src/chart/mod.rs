@@ -76,19 +76,13 @@ pub fn unseen_findings(
             continue;
         };
         let not_followed = matches!(&decision.site, EditSite::Unsupported { reason } if reason.starts_with("not proven: "));
-        // A `repository` with its `tag`, written as they read and with no digest (tempo's
-        // `tempo: {repository, tag}`, read by a template another includes whole by its path):
-        // floating, whatever the chart puts before the name. A pinned one is not reported: a
-        // chart may put a registry before the name (cozystack's `global.registry.address`),
-        // and `check --online` would look the name up where it is not.
-        let repository_and_tag = image.is_none()
-            && name.key == "repository"
-            && tag
-                .as_ref()
-                .is_some_and(|tag| !tag.is_empty() && !tag.decoded && !tag.text.contains('@'))
-            && digest.as_ref().is_none_or(Part::is_empty)
-            && !name.decoded
-            && !crate::common::is_templated(&name.text);
+        let floating = floating_reference(
+            registry.as_ref(),
+            name,
+            image.as_ref(),
+            tag.as_ref(),
+            digest.as_ref(),
+        );
         let shown = match &decision.rendered {
             // An overlay's tag that the image does not show (the chart renders the base's
             // digest alone) is nothing of the overlay's to report.
@@ -96,28 +90,23 @@ pub fn unseen_findings(
             // A map an overlay sets the tag of, or a repository with its tag, is an image even
             // when the reading could not follow it; one it followed and found in no image is
             // not reported.
-            None => (candidate.overlaid || repository_and_tag) && not_followed,
+            None => (candidate.overlaid || floating.is_some()) && not_followed,
         };
         if seen || !shown || decision.span != candidate.span {
             continue;
         }
         // An overlay's part of a map no rendering showed: the name and tag it gives.
         let written = match tag {
-            Some(tag)
-                if (candidate.overlaid || repository_and_tag && decision.rendered.is_none())
-                    && !tag.is_empty() =>
-            {
-                let registry = registry
-                    .as_ref()
-                    .filter(|registry| !registry.is_empty() && !candidate.overlaid)
-                    .map(|registry| format!("{}/", registry.text.trim_end_matches('/')))
-                    .unwrap_or_default();
-                crate::common::Found::inline(
-                    candidate.span.clone(),
-                    &format!("{registry}{}:{}", name.text, tag.text),
-                )
-            }
-            _ => None,
+            Some(tag) if candidate.overlaid && !tag.is_empty() => crate::common::Found::inline(
+                candidate.span.clone(),
+                &format!("{}:{}", name.text, tag.text),
+            ),
+            // A repository with its tag that no rendering showed: what its parts make.
+            _ => floating
+                .filter(|_| decision.rendered.is_none())
+                .and_then(|reference| {
+                    crate::common::Found::inline(candidate.span.clone(), &reference)
+                }),
         };
         let mut found = written
             .unwrap_or_else(|| crate::common::Found::templated(candidate.span.clone(), &name.text));
@@ -155,39 +144,53 @@ pub fn unrendered_findings(
         else {
             continue;
         };
-        let parts = [registry.as_ref(), Some(name), Some(tag), digest.as_ref()];
-        let literal = parts
-            .iter()
-            .flatten()
-            .all(|part| !part.decoded && !crate::common::is_templated(&part.text));
-        // Floating ones only: a chart may put a registry before the name (cozystack's
-        // `global.registry.address`), and `check --online` would look a pinned one up where
-        // it is not.
-        let pinned = tag.text.contains('@') || digest.as_ref().is_some_and(|d| !d.is_empty());
-        if !literal
-            || pinned
-            || name.key != "repository"
-            || tag.is_empty()
-            || existing.iter().any(|f| f.span == candidate.span)
-        {
+        if existing.iter().any(|f| f.span == candidate.span) {
             continue;
         }
-        let mut reference = registry
-            .as_ref()
-            .filter(|registry| !registry.is_empty())
-            .map(|registry| format!("{}/", registry.text.trim_end_matches('/')))
-            .unwrap_or_default();
-        reference.push_str(&name.text);
-        reference.push(':');
-        reference.push_str(&tag.text);
-        let Some(mut found) = crate::common::Found::inline(candidate.span.clone(), &reference)
+        let reference =
+            floating_reference(registry.as_ref(), name, None, Some(tag), digest.as_ref());
+        let Some(mut found) = reference
+            .and_then(|reference| crate::common::Found::inline(candidate.span.clone(), &reference))
         else {
             continue;
         };
+        let parts = [registry.as_ref(), Some(name), Some(tag), digest.as_ref()];
         found.also_lines = starts(parts);
         sink.push(found);
     }
     sink.finish()
+}
+
+/// The reference a split map's parts make when they are a `repository` with its `tag` (and a
+/// `registry`), each written as it reads, with no digest: tempo's `tempo: {repository, tag}`,
+/// podinfo's `redis`. Such a map is floating whatever the chart puts before the name; a pinned
+/// one is left out, as the chart may put a registry before the name (cozystack's
+/// `global.registry.address`) and `check --online` would look it up where it is not.
+fn floating_reference(
+    registry: Option<&Part>,
+    name: &Part,
+    image: Option<&Part>,
+    tag: Option<&Part>,
+    digest: Option<&Part>,
+) -> Option<String> {
+    let tag = tag.filter(|tag| !tag.is_empty() && !tag.text.contains('@'))?;
+    let literal = [registry, Some(name), Some(tag)]
+        .into_iter()
+        .flatten()
+        .all(|part| !part.decoded && !crate::common::is_templated(&part.text));
+    if image.is_some()
+        || name.key != "repository"
+        || name.is_empty()
+        || !literal
+        || digest.is_some_and(|digest| !digest.is_empty())
+    {
+        return None;
+    }
+    let registry = registry
+        .filter(|registry| !registry.is_empty())
+        .map(|registry| format!("{}/", registry.text.trim_end_matches('/')))
+        .unwrap_or_default();
+    Some(format!("{registry}{}:{}", name.text, tag.text))
 }
 
 /// Where each of a split map's `parts` starts (its lines count as the finding's, for the ignore
