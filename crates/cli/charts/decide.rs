@@ -187,9 +187,7 @@ fn take_back_other_uses(
     let seen = chart::decide(&images, &renderings, app_version);
     for decision in decisions.iter_mut().filter(|d| writable(d)) {
         let other_use = seen.iter().find_map(|d| match &d.site {
-            EditSite::Unsupported { reason }
-                if d.span == decision.span && reason.contains(" also feeds ") =>
-            {
+            EditSite::Unsupported { reason } if d.span == decision.span && d.other_use => {
                 Some(reason)
             }
             _ => None,

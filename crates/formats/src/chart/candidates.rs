@@ -274,13 +274,7 @@ fn name_and_tag(text: &str, doc: Doc<'_>, value: &At) -> Option<Shape> {
     if has("repository") || has("image") || has("registry") {
         return None;
     }
-    let get = |key: &str| {
-        entries
-            .iter()
-            .find(|e| e.key == key)
-            .and_then(|e| doc.scalar(&e.value))
-            .and_then(|scalar| part(text, key, &scalar))
-    };
+    let get = |key: &str| entry_part(text, doc, &entries, key);
     let name = get("name")
         .filter(|name| !name.is_empty() && !name.decoded && !name.text.contains([':', '@']))?;
     Some(Shape::Split {
@@ -290,6 +284,15 @@ fn name_and_tag(text: &str, doc: Doc<'_>, value: &At) -> Option<Shape> {
         tag: Some(get("tag")?),
         digest: get("digest"),
     })
+}
+
+/// The part of an image that the scalar under `key` among a mapping's `entries` gives.
+fn entry_part(text: &str, doc: Doc<'_>, entries: &[Entry<'_>], key: &str) -> Option<Part> {
+    entries
+        .iter()
+        .find(|e| e.key == key)
+        .and_then(|e| doc.scalar(&e.value))
+        .and_then(|scalar| part(text, key, &scalar))
 }
 
 fn part(text: &str, key: &str, scalar: &ScalarAt<'_>) -> Option<Part> {
@@ -406,13 +409,7 @@ pub(crate) fn overlay_images_of(
         };
         let mut entries = Vec::new();
         doc.entries_into(&map, &mut entries);
-        let get = |key: &str| {
-            entries
-                .iter()
-                .find(|e| e.key == key)
-                .and_then(|e| doc.scalar(&e.value))
-                .and_then(|s| part(text, key, &s))
-        };
+        let get = |key: &str| entry_part(text, doc, &entries, key);
         let tag = get("tag").or_else(|| get("version"));
         let digest = get("digest").or_else(|| get("sha"));
         let Some(span) = tag.as_ref().or(digest.as_ref()).map(|p| p.span.clone()) else {

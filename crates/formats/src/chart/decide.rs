@@ -53,6 +53,34 @@ pub struct Decision {
     pub site: EditSite,
     /// The chart's rendering drops the tag when a digest is set (Bitnami's helper).
     pub drops_tag: bool,
+    /// Not written because the value also feeds something that is not this image (a label, a
+    /// `version:`, another map's image): the reason says where. Another reading of the chart
+    /// (Helm's renderings beside tagpin's own) takes back an edit on this alone.
+    pub other_use: bool,
+}
+
+/// Why a candidate's edit is refused, and whether it is because the value has another use.
+struct Refusal {
+    reason: String,
+    other_use: bool,
+}
+
+impl From<String> for Refusal {
+    fn from(reason: String) -> Self {
+        Self {
+            reason,
+            other_use: false,
+        }
+    }
+}
+
+impl Refusal {
+    fn other_use(reason: String) -> Self {
+        Self {
+            reason,
+            other_use: true,
+        }
+    }
 }
 
 /// Decides every candidate of `images` by the renderings. `app_version` is the chart's
@@ -107,6 +135,7 @@ impl Seen<'_> {
             tag_source: TagSource::Values,
             site: EditSite::Unsupported { reason },
             drops_tag: false,
+            other_use: false,
         };
         let lines = self.renderings.sentinels.runs(&sentinel::token(self.i));
         if lines.is_empty() {
@@ -151,6 +180,7 @@ impl Seen<'_> {
             tag_source,
             site: EditSite::Inline,
             drops_tag: false,
+            other_use: false,
         };
         let site = match &split {
             None => self.inline(part, &lines),
@@ -159,7 +189,15 @@ impl Seen<'_> {
                 site
             }),
         };
-        decision.site = site.unwrap_or_else(|reason| EditSite::Unsupported { reason });
+        match site {
+            Ok(site) => decision.site = site,
+            Err(refusal) => {
+                decision.site = EditSite::Unsupported {
+                    reason: refusal.reason,
+                };
+                decision.other_use = refusal.other_use;
+            }
+        }
         decision
     }
 
@@ -233,9 +271,9 @@ impl Seen<'_> {
         })
     }
 
-    fn inline(&self, part: &Part, lines: &[Run]) -> Result<EditSite, String> {
+    fn inline(&self, part: &Part, lines: &[Run]) -> Result<EditSite, Refusal> {
         if let Some(other) = self.elsewhere(&sentinel::tag(self.i), lines) {
-            return Err(format!("the value also feeds {other}"));
+            return Err(Refusal::other_use(format!("the value also feeds {other}")));
         }
         // The string must end the reference: a digest appended to it lands in the middle of
         // `{{ .image }}:{{ .imageTag }}`.
@@ -244,16 +282,17 @@ impl Seen<'_> {
             return Err(format!(
                 "the chart writes `{suffix}` after this value in the image, so a digest \
                  appended to it would land inside the reference"
-            ));
+            )
+            .into());
         }
         if part.decoded {
-            return Err(crate::rules::UNSUPPORTED_ESCAPES.to_owned());
+            return Err(crate::rules::UNSUPPORTED_ESCAPES.to_owned().into());
         }
         Ok(EditSite::Inline)
     }
 
     /// The site for a split map, and whether the chart drops the tag when a digest is set.
-    fn split(&self, split: &Split<'_>, lines: &[Run]) -> Result<(EditSite, bool), String> {
+    fn split(&self, split: &Split<'_>, lines: &[Run]) -> Result<(EditSite, bool), Refusal> {
         let form = self.digest_form(lines)?;
         let tag_token = sentinel::tag(self.i);
         let tag_in_image = lines.iter().all(|l| l.text.contains(&tag_token));
@@ -262,7 +301,7 @@ impl Seen<'_> {
             .filter(|d| !(d.decoded || d.plain && d.span.is_empty() && d.around_null.is_none()));
         if let (Some(digest), true) = (usable_digest, form != DigestForm::Absent) {
             if let Some(other) = self.elsewhere(&sentinel::digest_hex(self.i), lines) {
-                return Err(format!("the digest also feeds {other}"));
+                return Err(Refusal::other_use(format!("the digest also feeds {other}")));
             }
             // With every part set, a rendering without the tag is a helper that drops it when
             // a digest is set (Bitnami's `common.images.image`).
@@ -281,7 +320,8 @@ impl Seen<'_> {
                 Some(_) => {
                     return Err("the chart adds `sha256:` to this map's digest, and its \
                                 `digest:` key has no value to replace (write `digest: \"\"`)"
-                        .to_owned());
+                        .to_owned()
+                        .into());
                 }
                 None => EditSite::SplitDigest {
                     span: digest.span.clone(),
@@ -296,29 +336,29 @@ impl Seen<'_> {
                 TagSource::AppVersion => format!("the chart's appVersion (`{used}`)"),
                 _ => format!("outside this map (`{used}`: another value, or the chart)"),
             };
-            return Err(format!(
-                "the tag comes from {source}, and {}",
-                split.no_digest()
-            ));
+            return Err(format!("the tag comes from {source}, and {}", split.no_digest()).into());
         };
         if !tag_in_image {
-            return Err("the chart does not render this map's tag in the image".to_owned());
+            return Err("the chart does not render this map's tag in the image"
+                .to_owned()
+                .into());
         }
         if let Some(suffix) = lines.iter().find_map(|l| text_after(&l.text, &tag_token)) {
             return Err(format!(
                 "the chart writes `{suffix}` after this map's tag in the image, so a digest \
                  appended to the tag would land inside the tag, and {}",
                 split.no_digest()
-            ));
+            )
+            .into());
         }
         if let Some(other) = self.elsewhere(&tag_token, lines) {
-            return Err(format!(
+            return Err(Refusal::other_use(format!(
                 "the tag also feeds {other}, and {}",
                 split.no_digest()
-            ));
+            )));
         }
         if tag.decoded {
-            return Err(crate::rules::UNSUPPORTED_ESCAPES.to_owned());
+            return Err(crate::rules::UNSUPPORTED_ESCAPES.to_owned().into());
         }
         let site = EditSite::SplitTag {
             span: tag.span.clone(),

@@ -157,6 +157,10 @@ fn each_shape_gets_the_edit_the_chart_renders() {
         "the tag also feeds `version: …` in c/templates/cr.yaml, which is not an image, and \
          the chart does not render this map's digest key"
     );
+    // Only that refusal is for another use of the value: another reading of the chart takes
+    // an edit back on it.
+    let other_uses: Vec<bool> = decisions.iter().map(|d| d.other_use).collect();
+    assert_eq!(other_uses, [false, false, false, false, true]);
 }
 
 #[test]
