@@ -10,7 +10,8 @@ pub enum FileKind {
     Compose,
     /// GitHub workflows and `action.yml`.
     Workflow,
-    /// GitLab CI: `.gitlab-ci.yml` and `*.gitlab-ci.yml`.
+    /// GitLab CI: `.gitlab-ci.yml`, `*.gitlab-ci.yml`, and the YAML files of a
+    /// `.gitlab-ci.d/` folder (the files a `.gitlab-ci.yml` includes, by a common convention).
     GitlabCi,
     /// Kustomize: `kustomization.yaml`, `kustomization.yml`, `Kustomization`.
     Kustomize,
@@ -27,6 +28,21 @@ pub enum FileKind {
     /// ([`crate::scan_custom`]); never detected from a path alone.
     Custom,
 }
+
+/// YAML files that configure something that runs no container, whose `image` keys name
+/// something else: the build machines of `AppVeyor` and Travis CI (`image: Ubuntu2204`,
+/// `osx_image: xcode15.4`), and a Dart package's `pubspec.yaml` (a splash screen's
+/// `image: assets/logo.png`). tagpin does not read them.
+const NO_CONTAINERS: [&str; 8] = [
+    "appveyor.yml",
+    ".appveyor.yml",
+    "appveyor.yaml",
+    ".appveyor.yaml",
+    ".travis.yml",
+    ".travis.yaml",
+    "pubspec.yaml",
+    "pubspec.yml",
+];
 
 /// Whether one of `path`'s components is `name` (a plain name: no separator, not `.`).
 fn has_component(path: &Path, name: &str) -> bool {
@@ -123,11 +139,11 @@ impl FileKind {
         }
         let is_yaml = extension_is("yaml") || extension_is("yml");
         let is_template_helper = extension_is("tpl") && in_dir("templates");
-        if !is_yaml && !is_template_helper {
+        if !is_yaml && !is_template_helper || NO_CONTAINERS.iter().any(|n| is(n)) {
             return None;
         }
         // Before `templates/`: GitLab keeps its CI templates there (`Go.gitlab-ci.yml`).
-        if ends(".gitlab-ci.yml") || ends(".gitlab-ci.yaml") {
+        if ends(".gitlab-ci.yml") || ends(".gitlab-ci.yaml") || is_yaml && in_dir(".gitlab-ci.d") {
             return Some(Self::GitlabCi);
         }
         if in_dir("templates") {
@@ -198,10 +214,13 @@ mod tests {
         }
         let is_yaml = matches!(extension, Some("yaml" | "yml"));
         let is_template_helper = in_dir("templates") && extension == Some("tpl");
-        if !is_yaml && !is_template_helper {
+        if !is_yaml && !is_template_helper || NO_CONTAINERS.contains(&lower.as_str()) {
             return None;
         }
-        if lower.ends_with(".gitlab-ci.yml") || lower.ends_with(".gitlab-ci.yaml") {
+        if lower.ends_with(".gitlab-ci.yml")
+            || lower.ends_with(".gitlab-ci.yaml")
+            || is_yaml && in_dir(".gitlab-ci.d")
+        {
             return Some(FileKind::GitlabCi);
         }
         if in_dir("templates") {
@@ -238,6 +257,8 @@ mod tests {
             "a//templates//",
             "a/./templates/",
             "templatesx/",
+            ".gitlab-ci.d/",
+            "a/.gitlab-ci.d/templates/",
             "ü/",
             "a/b/.",
             "a/b/..",
@@ -275,6 +296,10 @@ mod tests {
             "Compose.yaml",
             "compose-dev.yml",
             "composer.yaml",
+            "appveyor.yml",
+            ".AppVeyor.yaml",
+            ".travis.yml",
+            "pubspec.yaml",
             "README.md",
             ".yaml",
             "a.",
@@ -295,6 +320,26 @@ mod tests {
                     "{path:?}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn configs_of_machines_are_not_read_and_gitlab_includes_are_gitlab_ci() {
+        for (path, kind) in [
+            ("appveyor.yml", None),
+            ("ci/.appveyor.yml", None),
+            (".travis.yml", None),
+            ("app/pubspec.yaml", None),
+            ("pubspec.yaml.bak", None),
+            (".gitlab-ci.d/buildtest.yml", Some(FileKind::GitlabCi)),
+            (
+                ".gitlab-ci.d/container-template.yaml",
+                Some(FileKind::GitlabCi),
+            ),
+            (".gitlab-ci.d/README.md", None),
+            ("gitlab-ci.d/buildtest.yml", Some(FileKind::Yaml)),
+        ] {
+            assert_eq!(FileKind::detect(Path::new(path)), kind, "{path}");
         }
     }
 

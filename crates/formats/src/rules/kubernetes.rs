@@ -2,11 +2,13 @@
 //! `Image`, such as `kubectlImage`) that parses as a reference, and the pull-policy lint for
 //! containers whose tag is `latest`.
 //!
-//! Not references: schema definitions (a mapping under `properties`), an `image` scalar
-//! beside the keys of a split spec (`repository`, `registry`, `tag`, `version`, `digest`),
-//! which names only part of the image (see [`super::helm_values`]), and a virtual machine's
-//! image (`vmImage`, `machine: {image: …}`). An image a build makes (a Skaffold artifact, a
-//! build's `output`) is `local`.
+//! Not references: schema definitions (a mapping under `properties`) and examples (under
+//! `example` or `examples`, as an API description writes them), an `image` scalar beside the
+//! keys of a split spec (`repository`, `registry`, `tag`, `version`, `digest`), which names
+//! only part of the image (see [`super::helm_values`]), a virtual machine's image (`vmImage`,
+//! `osx_image`, `machine: {image: …}`, Cirrus CI's `gce_instance: {image: …}`), and a file (a
+//! picture or a disk: `image: assets/logo.png`). An image a build makes (a Skaffold artifact,
+//! a build's `output`) is `local`.
 
 use tagpin_reference::ImageReference;
 
@@ -31,9 +33,13 @@ impl Rules for KubernetesAndHelm {
             // `default:` and `example:` values, not images anything runs.
             return;
         }
-        if map.parent() == Some("machine") {
+        if map
+            .parent()
+            .is_some_and(|parent| parent == "machine" || parent.ends_with("_instance"))
+        {
             // A virtual machine's image (CircleCI's `machine: {image: ubuntu-2204:2024.01.1}`
-            // executor, a cluster API machine's), which no container runtime pulls.
+            // executor, a cluster API machine's, Cirrus CI's `gce_instance`, `macos_instance`),
+            // which no container runtime pulls.
             return;
         }
         let before = out.candidates.len();
@@ -61,17 +67,20 @@ impl Rules for KubernetesAndHelm {
 pub(crate) const SPLIT_KEYS: [&str; 5] = ["repository", "registry", "tag", "version", "digest"];
 
 pub(crate) fn is_image_key(key: &str) -> bool {
-    if key.ends_with("image") {
-        return true;
+    let stem = key
+        .strip_suffix("_image")
+        .or_else(|| key.strip_suffix("-image"))
+        .or_else(|| key.strip_suffix("Image"));
+    match stem {
+        Some(stem) => !ends_with_word(stem, &SWITCH_WORDS) && !ends_with_word(stem, &MACHINE_WORDS),
+        None => key.ends_with("image"),
     }
-    key.strip_suffix("Image").is_some_and(|stem| {
-        !ends_with_word(stem, &SWITCH_WORDS) && !ends_with_word(stem, &MACHINE_WORDS)
-    })
 }
 
-/// The words that, just before `Image`, name a virtual machine's image, which no container
-/// runtime pulls: Azure Pipelines' `pool: {vmImage: ubuntu-latest}`, a `machineImage`.
-const MACHINE_WORDS: [&str; 2] = ["vm", "machine"];
+/// The words that, just before `Image`, name a virtual machine's or a disk's image, which no
+/// container runtime pulls: Azure Pipelines' `pool: {vmImage: ubuntu-latest}`, a
+/// `machineImage`, Travis CI's `osx_image: xcode15.4`, a node's `osImage`.
+const MACHINE_WORDS: [&str; 8] = ["vm", "machine", "osx", "macos", "os", "disk", "boot", "ami"];
 
 /// The words that, just before `Image`, make a key a switch about images rather than an image:
 /// Jenkins' `alwaysPullImage: true`, `skipImage`, `forcePushImage`.
@@ -80,19 +89,45 @@ const SWITCH_WORDS: [&str; 11] = [
     "keep",
 ];
 
-/// Whether the last word of the camel-case `stem` (`alwaysPull`: `Pull`) is one of `words`.
+/// Whether the last word of the camel-case or snake-case `stem` (`alwaysPull`: `Pull`,
+/// `always_pull`: `pull`) is one of `words`.
 fn ends_with_word(stem: &str, words: &[&str]) -> bool {
-    // An ASCII letter: a boundary to slice at.
-    let start = stem.rfind(|c: char| c.is_ascii_uppercase()).unwrap_or(0);
-    let word = &stem[start..];
+    // An ASCII letter or separator: a boundary to slice at.
+    let word = match stem.rfind(['_', '-']) {
+        Some(separator) => &stem[separator + 1..],
+        None => &stem[stem.rfind(|c: char| c.is_ascii_uppercase()).unwrap_or(0)..],
+    };
     words.iter().any(|w| word.eq_ignore_ascii_case(w))
 }
 
-/// Whether `map` is inside a CRD's schema.
+/// Whether `map` is inside a CRD's schema, or an example of an API description.
 fn in_schema(map: &Map<'_, '_>) -> bool {
-    map.path
-        .iter()
-        .any(|seg| matches!(seg, Seg::Key("openAPIV3Schema" | "openAPIV2Schema")))
+    map.path.iter().any(|seg| {
+        matches!(
+            seg,
+            Seg::Key("openAPIV3Schema" | "openAPIV2Schema" | "example" | "examples")
+        )
+    })
+}
+
+/// The endings of files that an `image` key may name: pictures (a site's or an app's logo), disk
+/// images and archives. None is a registry's image, which no one names so.
+const FILE_ENDINGS: [&str; 21] = [
+    ".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".ico", ".bmp", ".tif", ".tiff", ".avif",
+    ".heic", ".qcow2", ".img", ".iso", ".vmdk", ".vhd", ".vhdx", ".tar", ".tgz", ".gz",
+];
+
+/// Whether `value` names a file (`assets/logo.png`, `disk.qcow2`): it ends in one of
+/// [`FILE_ENDINGS`], and has no tag and no digest after it.
+fn names_a_file(value: &str) -> bool {
+    let value = value.trim_matches(['"', '\'']);
+    let last = value.rsplit('/').next().unwrap_or(value);
+    !last.contains([':', '@'])
+        && FILE_ENDINGS.iter().any(|ending| {
+            last.len() > ending.len()
+                && last.as_bytes()[last.len() - ending.len()..]
+                    .eq_ignore_ascii_case(ending.as_bytes())
+        })
 }
 
 /// Whether the `image` scalar of `map` names only part of a split spec. A `version` beside
@@ -126,10 +161,8 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
         let Some(scalar) = map.doc.scalar(&entry.value) else {
             continue;
         };
-        if names_a_base(
-            entry.key,
-            out.text.get(scalar.span.clone()).unwrap_or_default(),
-        ) {
+        let written = out.text.get(scalar.span.clone()).unwrap_or_default();
+        if names_a_base(entry.key, written) || names_a_file(written) {
             continue;
         }
         let Some(candidate) = out.inline(&scalar, "") else {

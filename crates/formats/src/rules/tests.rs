@@ -569,6 +569,41 @@ fn machine_images_are_not_images() {
     );
 }
 
+/// Cirrus CI's `*_instance` virtual machines, Travis CI's `osx_image` and a disk image are not
+/// container images; Cirrus CI's `container` is.
+#[test]
+fn virtual_machines_of_other_ci_systems_are_not_images() {
+    let cirrus = "task:\n  gce_instance:\n    image_project: ubuntu-os-cloud\n    image: ubuntu-2204-jammy-v20230919\nlint:\n  macos_instance:\n    image: ghcr.io/cirruslabs/macos-sonoma-xcode:15\ntest:\n  container:\n    image: golang:1.22\n";
+    assert_eq!(
+        shapes(FileKind::Yaml, cirrus),
+        [(10, 12, Status::Floating, "golang:1.22".to_owned())]
+    );
+    let keys = "osx_image: xcode10.2\nvm_image: ubuntu-latest\nboot-image: debian-12\nalways_pull_image: nginx\nsidecar_image: busybox:1.36\nsidecar-image: redis:7\n";
+    let texts: Vec<String> = shapes(FileKind::Yaml, keys)
+        .into_iter()
+        .map(|f| f.3)
+        .collect();
+    assert_eq!(texts, ["busybox:1.36", "redis:7"]);
+}
+
+/// An `image` key that names a file (a logo, a splash screen, a disk) or sits in an API
+/// description's example names no image a registry holds.
+#[test]
+fn files_and_examples_are_not_images() {
+    let text = "title: My Blog\nimage: logo.png\nauthor:\n  image: \"assets/Me.JPG\"\nsplash:\n  background_image: assets/bg.svg\nvm:\n  image: disks/base.qcow2\ncomponents:\n  schemas:\n    Pet:\n      example:\n        image: tom\n      examples:\n        - image: nginx:1.25\nwebsite:\n  image: nginx:1.25\n  other: ghcr.io/acme/logo.png:1.0\n  logo:\n    image: ghcr.io/acme/png:1.0\n";
+    for kind in [FileKind::Yaml, FileKind::HelmTemplate] {
+        let texts: Vec<String> = shapes(kind, text).into_iter().map(|f| f.3).collect();
+        assert_eq!(texts, ["nginx:1.25", "ghcr.io/acme/png:1.0"], "{kind:?}");
+    }
+    // A tag after the ending: an image whose name happens to end so.
+    let tagged = "image: acme/site.png:1.0\n";
+    let texts: Vec<String> = shapes(FileKind::Yaml, tagged)
+        .into_iter()
+        .map(|f| f.3)
+        .collect();
+    assert_eq!(texts, ["acme/site.png:1.0"]);
+}
+
 /// The image a build makes is pushed, not pulled: `local`, as compose's `image` beside
 /// `build:` (Skaffold's artifacts and those they require, Strimzi's and Shipwright's build
 /// outputs). The same key anywhere else is an image to pull.
