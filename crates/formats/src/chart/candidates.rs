@@ -12,7 +12,7 @@ use std::path::Path;
 
 use crate::rules::walk::{self, Visitor};
 use crate::rules::{At, Doc, Entry, ScalarAt, Seg};
-use crate::yaml::tree::{NodeId, Style, Tree};
+use crate::yaml::tree::{Kind, NodeId, Style, Tree};
 use crate::yaml::{self, Mode};
 use crate::{Error, common};
 
@@ -33,6 +33,10 @@ pub struct Part {
     /// quoted value inserted at `span` so the line still reads: a space after a bare `:`, a
     /// space before a comment.
     pub around_null: Option<(&'static str, &'static str)>,
+    /// Why a digest may not be written into it, when its node is an anchor's that an alias
+    /// uses elsewhere (`tag: &ver 1.25.0`, then `appLabel: *ver`): the edit would change
+    /// that use too.
+    pub shared: Option<String>,
 }
 
 impl Part {
@@ -63,6 +67,31 @@ pub enum Shape {
     },
     /// A single string under an image key.
     Inline(Part),
+}
+
+impl Shape {
+    /// Every part it has.
+    fn parts_mut(&mut self) -> Vec<&mut Part> {
+        match self {
+            Self::Split {
+                registry,
+                name,
+                image,
+                tag,
+                digest,
+            } => [
+                registry.as_mut(),
+                Some(name),
+                image.as_mut(),
+                tag.as_mut(),
+                digest.as_mut(),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+            Self::Inline(part) => vec![part],
+        }
+    }
 }
 
 /// An image value of a values file.
@@ -140,6 +169,9 @@ pub(crate) struct Collect<'s> {
     found: ValuesImages,
     /// Spans already taken (a node reached twice through an alias is one candidate).
     seen: HashSet<(usize, usize)>,
+    /// Where each alias of the text starts, by where its anchored node starts: read from the
+    /// tree at the first mapping, when the tree has aliases.
+    aliases: Option<Vec<(usize, usize)>>,
 }
 
 impl<'s> Collect<'s> {
@@ -148,12 +180,62 @@ impl<'s> Collect<'s> {
             text,
             found: ValuesImages::default(),
             seen: HashSet::new(),
+            aliases: None,
         }
     }
 
-    pub(crate) fn finish(self) -> ValuesImages {
+    pub(crate) fn finish(mut self) -> ValuesImages {
+        let aliases = self.aliases.take().unwrap_or_default();
+        if !aliases.is_empty() {
+            for candidate in &mut self.found.candidates {
+                for part in candidate.shape.parts_mut() {
+                    part.shared = shared_reason(self.text, &aliases, part);
+                }
+            }
+        }
         self.found
     }
+
+    /// Reads where the aliases of `doc` are, once.
+    fn read_aliases(&mut self, doc: Doc<'_>) {
+        if self.aliases.is_some() {
+            return;
+        }
+        let tree = doc.tree;
+        let aliases = tree.nodes.iter().filter_map(|node| match node.kind {
+            Kind::Alias { target } if tree.has_aliases => Some((
+                tree.node(target).span.start as usize,
+                node.span.start as usize,
+            )),
+            _ => None,
+        });
+        // Most values files have no alias: their nodes are not looked at.
+        self.aliases = Some(if tree.has_aliases {
+            aliases.collect()
+        } else {
+            Vec::new()
+        });
+    }
+}
+
+/// Why `part` may not take a digest: its node is anchored and an alias in `aliases` (anchored
+/// node's start, alias's start) uses it elsewhere.
+fn shared_reason(text: &str, aliases: &[(usize, usize)], part: &Part) -> Option<String> {
+    if part.span.is_empty() {
+        return None;
+    }
+    let &(_, alias) = aliases
+        .iter()
+        .find(|(anchored, _)| *anchored == part.span.start)?;
+    let name = text[alias..]
+        .split([' ', '\t', '\r', '\n', ',', ']', '}'])
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches('*');
+    let line = text[..alias].matches('\n').count() + 1;
+    Some(format!(
+        "anchor `&{name}` is also used at line {line}; rewriting it would change that value too"
+    ))
 }
 
 fn keys(path: &[Seg<'_>]) -> Option<Vec<String>> {
@@ -183,6 +265,7 @@ impl<'t> Visitor<'t> for Collect<'_> {
         entries: &[Entry<'t>],
         _shared: bool,
     ) {
+        self.read_aliases(doc);
         // Most mappings of a values file hold none of the keys looked for: their path is not
         // copied.
         let looked_for = |e: &Entry<'_>| {
@@ -327,6 +410,7 @@ fn part(text: &str, key: &str, scalar: &ScalarAt<'_>) -> Option<Part> {
         plain,
         decoded: scalar.decoded,
         around_null,
+        shared: None,
     })
 }
 

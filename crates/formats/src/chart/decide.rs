@@ -108,6 +108,19 @@ pub fn decide(
         .collect()
 }
 
+/// The part of `shape` that an edit at `site` rewrites.
+fn edited_part<'s>(site: &EditSite, shape: &'s Shape) -> Option<&'s Part> {
+    match (site, shape) {
+        (EditSite::Inline, Shape::Inline(part)) => Some(part),
+        (EditSite::SplitTag { .. }, Shape::Split { tag, .. }) => tag.as_ref(),
+        (
+            EditSite::SplitDigest { .. } | EditSite::InsertKey { .. },
+            Shape::Split { digest, .. },
+        ) => digest.as_ref(),
+        _ => None,
+    }
+}
+
 /// The images of each rendering, seen from candidate `i`.
 struct Seen<'a> {
     i: usize,
@@ -189,6 +202,13 @@ impl Seen<'_> {
                 site
             }),
         };
+        let site = site.and_then(|site| match edited_part(&site, &candidate.shape) {
+            Some(Part {
+                shared: Some(reason),
+                ..
+            }) => Err(Refusal::other_use(reason.clone())),
+            _ => Ok(site),
+        });
         match site {
             Ok(site) => decision.site = site,
             Err(refusal) => {

@@ -515,3 +515,36 @@ fn an_overlay_that_sets_some_parts_of_a_map_is_a_candidate_at_its_tag() {
         assert_eq!(images.disabled, [vec!["sidecar".to_owned()]]);
     }
 }
+
+/// A tag whose anchor an alias uses elsewhere (`appLabel: *ver`, a label in the chart) is not
+/// written, whatever the renderings show: the edit would change that value too. Without the
+/// alias, the same map takes the digest in its tag.
+#[test]
+fn an_anchored_tag_that_an_alias_uses_elsewhere_is_not_written() {
+    let renderings = Renderings {
+        sentinels: rendering(&["tpsr0z:99.0.0-tpst0z"], ""),
+        names: rendering(&["tpsr0z:1.0"], ""),
+        undigested: rendering(&["acme/app:1.0"], ""),
+    };
+    let decide_for = |values: &str| {
+        let images = values_images(Path::new("values.yaml"), values).unwrap();
+        decide(&images, &renderings, None).remove(0)
+    };
+    let alone = decide_for("image:\n  repository: acme/app\n  tag: &ver \"1.0\"\n");
+    assert!(
+        matches!(&alone.site, EditSite::SplitTag { tag, .. } if tag == "1.0"),
+        "{:?}",
+        alone.site
+    );
+    let aliased =
+        decide_for("image:\n  repository: acme/app\n  tag: &ver \"1.0\"\nappLabel: *ver\n");
+    assert_eq!(
+        aliased.site,
+        EditSite::Unsupported {
+            reason: "anchor `&ver` is also used at line 4; rewriting it would change that value \
+                     too"
+            .to_owned()
+        }
+    );
+    assert!(aliased.other_use);
+}
