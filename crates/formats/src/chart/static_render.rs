@@ -1368,10 +1368,32 @@ fn assigns(action: &str) -> bool {
 /// Where each `.Values` starts in `bytes`, in order. Found by its `V`, which a template
 /// holds little elsewhere: a `memmem` search per read (a template has one on most lines) cost
 /// a searcher's start each time, a `memchr` far less.
+///
+/// The field named as a string counts as a read of the values whole: `index . "Values" "image"
+/// "tag"` and `get $ "Values"` read them through the root, with no `.Values` written.
 fn values_starts(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
     memchr::memchr_iter(b'V', bytes)
-        .filter(move |&v| v > 0 && bytes[v - 1] == b'.' && bytes[v..].starts_with(b"Values"))
+        .filter(move |&v| {
+            v > 0
+                && match bytes[v - 1] {
+                    b'.' => bytes[v..].starts_with(b"Values"),
+                    b'"' => bytes[v..].starts_with(b"Values\""),
+                    _ => false,
+                }
+        })
         .map(|v| v - 1)
+}
+
+/// Where the keys of the `.Values` read whose field ends at `start` begin: after `.AsMap`,
+/// which gives the values whole, as a map (`dig "image" "tag" "" .Values.AsMap`).
+fn keys_start(bytes: &[u8], start: usize) -> usize {
+    match bytes
+        .get(start..)
+        .and_then(|rest| rest.strip_prefix(b".AsMap"))
+    {
+        Some(rest) if !rest.first().is_some_and(|&b| is_key_byte(b)) => start + ".AsMap".len(),
+        _ => start,
+    }
 }
 
 /// Searchers built once: the reading searches every action of every template for these.
@@ -1632,7 +1654,7 @@ fn values_occurrences(text: &str) -> impl Iterator<Item = (usize, &str, bool)> {
             return None;
         }
         let indirect = at > 0 && is_word(bytes[at - 1]);
-        Some((at, dotted_at(text, start), indirect))
+        Some((at, dotted_at(text, keys_start(bytes, start)), indirect))
     })
 }
 
@@ -1746,6 +1768,7 @@ impl<'p> Related<'p> {
                 // `.Valuesx`: another word, no read.
                 return false;
             }
+            let start = keys_start(bytes, start);
             // What `read` decides by the top key's first byte, decided before the end of the
             // keys is looked for: every template is searched for each values file, and most
             // reads are of keys no candidate starts with.
@@ -1825,8 +1848,11 @@ mod tests {
             "..Values.x .Value .Valuesx $.Values",
             "{{ .Values.a }}\n{{- if .Values.b.enabled }}VV.V.Val",
             "caf\u{e9} .Values \u{e9}.Values",
+            "{{ index . \"Values\" \"image\" }} \"Value\" \"Values \"Valuesx\"",
         ] {
-            let searched: Vec<usize> = memmem::find_iter(text.as_bytes(), ".Values").collect();
+            let mut searched: Vec<usize> = memmem::find_iter(text.as_bytes(), ".Values").collect();
+            searched.extend(memmem::find_iter(text.as_bytes(), "\"Values\""));
+            searched.sort_unstable();
             assert_eq!(
                 values_starts(text.as_bytes()).collect::<Vec<_>>(),
                 searched,
@@ -1862,6 +1888,10 @@ mod tests {
             ".Values",
             ".Values.",
             ".Values.api",
+            "{{ dig \"image\" \"tag\" \"\" .Values.AsMap }}",
+            "{{ .Values.AsMap.api.image }}",
+            "{{ .Values.AsMapper }}",
+            "{{ index . \"Values\" \"image\" \"tag\" }}",
         ];
         for related in [Related::new(&paths), Related::every()] {
             for text in texts {
@@ -1872,6 +1902,12 @@ mod tests {
         let related = Related::new(&paths);
         assert!(related.read_in("{{ .Values.zeta }} {{ .Values.api }}"));
         assert!(!related.read_in("{{ .Values.zeta }} {{ .Values.apis }}"));
+        // The values whole, read through `AsMap` or named as a string on the root.
+        assert!(related.read_in("{{ dig \"image\" \"tag\" \"\" .Values.AsMap }}"));
+        assert!(related.read_in("{{ .Values.AsMap.api }}"));
+        assert!(!related.read_in("{{ .Values.AsMap.zeta }}"));
+        assert!(!related.read_in("{{ .Values.AsMapper }}"));
+        assert!(related.read_in("{{ index $ \"Values\" \"image\" }}"));
     }
 
     fn template(source: &str, text: &str) -> Template {
@@ -2265,6 +2301,39 @@ mod tests {
             "{:?}",
             rendering.blocked
         );
+    }
+
+    /// A label that reads the tag through the values whole (`dig … .Values.AsMap`, `index .
+    /// "Values" …`) blocks the map: this reading does not follow it, and the digest would show
+    /// in the label.
+    #[test]
+    fn values_read_whole_through_the_root_block_the_map() {
+        for label in [
+            "{{ dig \"image\" \"tag\" \"\" .Values.AsMap | quote }}",
+            "{{ index . \"Values\" \"image\" \"tag\" | quote }}",
+        ] {
+            let templates = [template(
+                "c/templates/d.yaml",
+                &format!(
+                    "metadata:\n  labels:\n    version: {label}\nspec:\n  containers:\n    - image: \"{{{{ .Values.image.repository }}}}:{{{{ .Values.image.tag }}}}\"\n"
+                ),
+            )];
+            let root = json!({"Values": {"image": {"repository": "tpsr0z", "tag": "tpst0z"}}});
+            let rendering = render(&templates, &[path("image")], &[], &root);
+            assert_eq!(
+                rendering.blocked.len(),
+                1,
+                "{label}: {:?}",
+                rendering.blocked
+            );
+            assert!(
+                rendering.blocked[0]
+                    .1
+                    .contains("`.Values` is read whole at c/templates/d.yaml:3"),
+                "{label}: {:?}",
+                rendering.blocked
+            );
+        }
     }
 
     proptest::proptest! {
