@@ -166,10 +166,11 @@ fn may_hold_reference(kind: FileKind, text: &[u8]) -> bool {
                     && (find(text, b"HelmRelease").is_some()
                         || find(text, b"valuesObject").is_some())
         }
-        FileKind::HelmTemplate
-        | FileKind::Compose
-        | FileKind::Kustomize
-        | FileKind::Devcontainer => mage(),
+        // A Kustomization's `helmCharts[*].valuesInline` are chart values too.
+        FileKind::Kustomize => {
+            mage() || find(text, b"repository").is_some() && find(text, b"valuesInline").is_some()
+        }
+        FileKind::HelmTemplate | FileKind::Compose | FileKind::Devcontainer => mage(),
         FileKind::Workflow => {
             mage() || find(text, b"docker://").is_some() || find(text, b"container").is_some()
         }

@@ -851,6 +851,40 @@ fn chart_values_and_flux_markers() {
             assert_eq!(got, expected, "{input:?}");
         }
     }
+    // A Kustomization's `helmCharts[*].valuesInline` configure a chart kustomize fetches: its
+    // split maps are unproven as in a `HelmRelease`, also under a key that does not say image.
+    for (text, expected) in [
+        (
+            "helmCharts:\n- name: redis\n  version: 18.0.0\n  valuesInline:\n    image:\n      registry: docker.io\n      repository: bitnami/redis\n      tag: 7.2.0\n",
+            row(
+                7,
+                19,
+                Floating,
+                "docker.io/bitnami/redis:7.2.0",
+                &not_in_repo("a Kustomization", "chart `redis 18.0.0`"),
+            ),
+        ),
+        (
+            "kind: Kustomization\nhelmCharts:\n- name: a\n- name: b\n  valuesInline:\n    cache:\n      repository: redis\n      tag: \"7\"\n",
+            row(
+                7,
+                19,
+                Floating,
+                "redis:7",
+                &not_in_repo("a Kustomization", "its chart"),
+            ),
+        ),
+    ] {
+        for input in [text.to_owned(), text.replace('\n', "\r\n")] {
+            let got: Vec<Sited> =
+                scan(Path::new("kustomization.yaml"), FileKind::Kustomize, &input)
+                    .unwrap()
+                    .iter()
+                    .map(|f| (f.line, f.column, f.status, f.text.clone(), describe(f)))
+                    .collect();
+            assert_eq!(got, [expected.clone()], "{input:?}");
+        }
+    }
     // A Kustomize newTag with a marker (Flux's setter) is not written either.
     let kustomize = "images:\n- name: app\n  newTag: v1 # {\"$imagepolicy\": \"ns:app:tag\"}\n";
     let found = scan(

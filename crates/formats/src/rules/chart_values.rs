@@ -1,5 +1,6 @@
-//! Chart values inside another resource: a Flux `HelmRelease`'s `spec.values` and an Argo CD
-//! `Application`'s `spec.source.helm.valuesObject` (or `spec.sources[*].helm.valuesObject`).
+//! Chart values inside another resource: a Flux `HelmRelease`'s `spec.values`, an Argo CD
+//! `Application`'s `spec.source.helm.valuesObject` (or `spec.sources[*].helm.valuesObject`),
+//! and a Kustomization's `helmCharts[*].valuesInline`.
 //!
 //! Literal references there (`image: nginx:1.27`) are read and pinned like any other. A split
 //! map there (`image: {repository, tag}`) configures the chart, and what a digest must look
@@ -25,6 +26,15 @@ impl ChartValues {
     pub(crate) fn contains(&self, path: &[Seg<'_>]) -> bool {
         match self.kind {
             "HelmRelease" => matches!(path, [Seg::Key("spec"), Seg::Key("values"), ..]),
+            "Kustomization" => matches!(
+                path,
+                [
+                    Seg::Key("helmCharts"),
+                    Seg::Item(_),
+                    Seg::Key("valuesInline"),
+                    ..
+                ]
+            ),
             _ => matches!(
                 path,
                 [
@@ -89,6 +99,9 @@ pub(crate) fn of_document(doc: Doc<'_>, root: u32) -> Option<ChartValues> {
     if !doc.is_mapping(&root) {
         return None;
     }
+    if let Some(charts) = helm_charts(doc, &root) {
+        return Some(charts);
+    }
     let api = scalar(doc, &root, "apiVersion")?;
     let kind = scalar(doc, &root, "kind")?;
     let spec = get(doc, &root, "spec")?;
@@ -130,6 +143,30 @@ pub(crate) fn of_document(doc: Doc<'_>, root: u32) -> Option<ChartValues> {
         });
     }
     None
+}
+
+/// A Kustomization's `helmCharts` (its `apiVersion` and `kind` may be left out), whose
+/// `valuesInline` configure charts kustomize fetches: named when there is one.
+fn helm_charts(doc: Doc<'_>, root: &At) -> Option<ChartValues> {
+    let charts = get(doc, root, "helmCharts")?;
+    if !matches!(
+        scalar(doc, root, "kind"),
+        None | Some("Kustomization" | "Component")
+    ) {
+        return None;
+    }
+    let items = doc.items(&charts);
+    let chart = match items.as_slice() {
+        [only] => scalar(doc, only, "name").map(|name| match scalar(doc, only, "version") {
+            Some(version) => format!("{name} {version}"),
+            None => name.to_owned(),
+        }),
+        _ => None,
+    };
+    Some(ChartValues {
+        kind: "Kustomization",
+        chart,
+    })
 }
 
 /// Where the chart that values in a resource configure comes from.
