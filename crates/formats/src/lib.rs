@@ -180,9 +180,12 @@ fn may_hold_reference(kind: FileKind, text: &[u8]) -> bool {
                 || find(text, b"syntax").is_some()
         }
         FileKind::Custom => false,
-        FileKind::Shell => ["image", "docker", "podman", "nerdctl"]
-            .iter()
-            .any(|word| find(text, word.as_bytes()).is_some()),
+        FileKind::Shell => {
+            ["image", "docker", "podman", "nerdctl"]
+                .iter()
+                .any(|word| find(text, word.as_bytes()).is_some())
+                || shell::may_name_an_engine(text)
+        }
     }
 }
 

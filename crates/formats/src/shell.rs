@@ -25,6 +25,8 @@
 
 mod commands;
 
+pub(crate) use commands::may_name_an_engine;
+
 use std::collections::VecDeque;
 
 use crate::common::{Found, Sink, is_templated};
@@ -96,7 +98,8 @@ fn flush_logical(sink: &mut Sink<'_>, start: usize, bytes: &[u8]) {
         std::sync::LazyLock::new(|| {
             ["docker", "podman", "nerdctl"].map(memchr::memmem::Finder::new)
         });
-    let has_cli = CLIS.iter().any(|cli| cli.find(bytes).is_some());
+    let has_cli = CLIS.iter().any(|cli| cli.find(bytes).is_some())
+        || memchr::memchr(b'$', bytes).is_some() && may_name_an_engine(bytes);
     if !has_cli {
         return;
     }

@@ -1446,6 +1446,22 @@ fn shell_container_commands() {
             "docker run -v \"$(pwd)\":/w -e X=\"$(date +%s)\" b:2 \"$(cat f)\"\n",
             one(1, 46, Floating, "b:2"),
         ),
+        // The CLI named by a variable that holds it by convention, not by any variable.
+        (
+            "\t$(CONTAINER_TOOL) run --rm -v $(PWD):/src busybox:1.36 true\n",
+            one(1, 44, Floating, "busybox:1.36"),
+        ),
+        (
+            "\"${CONTAINER_ENGINE:-docker}\" run --rm tianon/postgres-upgrade:9.6-to-14\n",
+            one(1, 40, Floating, "tianon/postgres-upgrade:9.6-to-14"),
+        ),
+        (
+            "sudo $DOCKER pull alpine:3.20\n",
+            one(1, 19, Floating, "alpine:3.20"),
+        ),
+        ("$DOCKER_COMPOSE run web\n", vec![]),
+        ("${RUNNER} run web\n", vec![]),
+        ("$(DOCKER_BUILD) run web\n", vec![]),
         // Continued over lines; a recipe line; the ignore comment on the image's line.
         (
             "docker run \\\n  --rm \\\n  -e A=1 \\\n  golang:1.23 \\\n  go test ./...\n",

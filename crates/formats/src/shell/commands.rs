@@ -15,6 +15,11 @@
 //!
 //! A Makefile variable's value is read as a command line (`LINT := docker run … IMAGE`).
 //!
+//! The CLI may be named by a variable that holds it, a common way to let podman stand in for
+//! docker: `$(CONTAINER_TOOL) run` (kubebuilder's Makefiles), `${DOCKER} run`,
+//! `"$CONTAINER_ENGINE" pull`. Only the names in [`ENGINE_VARIABLES`] count: a variable named
+//! otherwise may hold anything (`$DOCKER_COMPOSE run web` runs a service, not an image).
+//!
 //! Before the CLI's name, `sudo` (with `-E`, `-u user`, …), `env`, `exec`, `command`, `time`,
 //! `nohup`, the keywords `if`, `then`, `else`, `elif`, `do`, `while`, `until`, `!`, variable
 //! assignments (`DOCKER_HOST=… docker run`) and a recipe line's `@`, `-`,
@@ -25,6 +30,72 @@ use crate::common::Sink;
 
 /// The container CLIs read.
 const CLIS: [&str; 3] = ["docker", "podman", "nerdctl"];
+
+/// The names of variables that hold one of [`CLIS`] by convention, compared without regard to
+/// case.
+const ENGINE_VARIABLES: [&str; 16] = [
+    "DOCKER",
+    "DOCKER_CMD",
+    "DOCKER_BIN",
+    "DOCKER_CLI",
+    "PODMAN",
+    "NERDCTL",
+    "CONTAINER_TOOL",
+    "CONTAINER_ENGINE",
+    "CONTAINER_RUNTIME",
+    "CONTAINER_CLI",
+    "CONTAINER_CMD",
+    "CONTAINER_BIN",
+    "CONTAINER_COMMAND",
+    "CONTAINER_EXE",
+    "ENGINE",
+    "OCI_BIN",
+];
+
+/// Whether `text` may hold a variable of [`ENGINE_VARIABLES`], in upper or lower case (a
+/// cheap search before a line is taken apart).
+pub(crate) fn may_name_an_engine(text: &[u8]) -> bool {
+    // Built once: every logical line with a `$` is searched for them.
+    static WORDS: std::sync::LazyLock<Vec<memchr::memmem::Finder<'static>>> =
+        std::sync::LazyLock::new(|| {
+            [
+                "DOCKER",
+                "PODMAN",
+                "NERDCTL",
+                "CONTAINER_",
+                "ENGINE",
+                "OCI_BIN",
+            ]
+            .into_iter()
+            .flat_map(|word| [word.to_owned(), word.to_ascii_lowercase()])
+            .map(|word| memchr::memmem::Finder::new(word.as_bytes()).into_owned())
+            .collect()
+        });
+    WORDS.iter().any(|word| word.find(text).is_some())
+}
+
+/// Whether `word` expands a variable of [`ENGINE_VARIABLES`]: `$DOCKER`, `${DOCKER}`,
+/// `${DOCKER:-docker}`, `$(CONTAINER_TOOL)` (make), quoted or not.
+fn names_an_engine(word: &str) -> bool {
+    let word = word.trim_matches('"');
+    let Some(rest) = word.strip_prefix('$') else {
+        return false;
+    };
+    let name = match rest.as_bytes().first() {
+        Some(b'{') => rest[1..].strip_suffix('}').map(|inner| {
+            inner
+                .split_once([':', '-', '=', '+', '?'])
+                .map_or(inner, |(name, _)| name)
+        }),
+        Some(b'(') => rest[1..].strip_suffix(')'),
+        _ => Some(rest),
+    };
+    name.is_some_and(|name| {
+        ENGINE_VARIABLES
+            .iter()
+            .any(|known| name.eq_ignore_ascii_case(known))
+    })
+}
 
 /// Global options (before the subcommand) that take a value, and flags.
 const GLOBAL_VALUES: &[&str] = &[
@@ -302,8 +373,7 @@ fn cli_command(sink: &mut Sink<'_>, command: &Words<'_>, offset: usize) {
         return;
     };
     let cli = cli.trim_start_matches(['@', '-', '+']);
-    let cli = cli.rsplit('/').next().unwrap_or(cli);
-    if !CLIS.contains(&cli) {
+    if !names_an_engine(cli) && !CLIS.contains(&cli.rsplit('/').next().unwrap_or(cli)) {
         return;
     }
     // Global options, then the subcommand (`run`, or `container run`).
