@@ -157,6 +157,7 @@ fn kind_and_status_names_are_serdes() {
         FileKind::Compose,
         FileKind::Workflow,
         FileKind::GitlabCi,
+        FileKind::CloudBuild,
         FileKind::Kustomize,
         FileKind::Devcontainer,
         FileKind::HelmTemplate,

@@ -15,6 +15,9 @@ pub enum FileKind {
     GitlabCi,
     /// Kustomize: `kustomization.yaml`, `kustomization.yml`, `Kustomization`.
     Kustomize,
+    /// Google Cloud Build: `cloudbuild.yaml`, and YAML files whose name starts `cloudbuild`
+    /// (`cloudbuild-release.yaml`).
+    CloudBuild,
     /// Dev containers: `.devcontainer/devcontainer.json` (also one folder deeper) and
     /// `.devcontainer.json`, JSON with comments.
     Devcontainer,
@@ -149,6 +152,9 @@ impl FileKind {
         if in_dir("templates") {
             return Some(Self::HelmTemplate);
         }
+        if is_yaml && starts("cloudbuild") {
+            return Some(Self::CloudBuild);
+        }
         if is("action.yml") || is("action.yaml") || (in_dir("workflows") && in_dir(".github")) {
             return Some(Self::Workflow);
         }
@@ -166,6 +172,7 @@ impl FileKind {
             Self::Workflow => "workflow",
             Self::GitlabCi => "gitlab-ci",
             Self::Kustomize => "kustomize",
+            Self::CloudBuild => "cloud-build",
             Self::Devcontainer => "devcontainer",
             Self::HelmTemplate => "helm-template",
             Self::Dockerfile => "dockerfile",
@@ -225,6 +232,9 @@ mod tests {
         }
         if in_dir("templates") {
             return Some(FileKind::HelmTemplate);
+        }
+        if is_yaml && lower.starts_with("cloudbuild") {
+            return Some(FileKind::CloudBuild);
         }
         if lower == "action.yml"
             || lower == "action.yaml"
@@ -298,6 +308,9 @@ mod tests {
             "composer.yaml",
             "appveyor.yml",
             ".AppVeyor.yaml",
+            "cloudbuild.yaml",
+            "CloudBuild-release.yml",
+            "cloudbuild.json",
             ".travis.yml",
             "pubspec.yaml",
             "README.md",

@@ -70,6 +70,7 @@ pub fn scan(path: &Path, kind: FileKind, text: &str) -> Result<Vec<Finding>, Err
         | FileKind::Compose
         | FileKind::Workflow
         | FileKind::GitlabCi
+        | FileKind::CloudBuild
         | FileKind::Kustomize => {
             let tree = yaml::read(path, text, yaml::Mode::Strict)?;
             rules::apply(&mut sink, &tree, text, path)?;
@@ -175,6 +176,7 @@ fn may_hold_reference(kind: FileKind, text: &[u8]) -> bool {
             mage() || find(text, b"docker://").is_some() || find(text, b"container").is_some()
         }
         FileKind::GitlabCi => mage() || find(text, b"services").is_some(),
+        FileKind::CloudBuild => find(text, b"steps").is_some(),
         FileKind::Dockerfile => {
             text.windows(4).any(|w| w.eq_ignore_ascii_case(b"from"))
                 || find(text, b"syntax").is_some()

@@ -16,6 +16,7 @@ const FIXTURES: &[(&str, FileKind)] = &[
     ("workflow.yml", FileKind::Workflow),
     ("action.yml", FileKind::Workflow),
     (".gitlab-ci.yml", FileKind::GitlabCi),
+    ("ci/cloudbuild.yaml", FileKind::CloudBuild),
     ("overlays/prod/kustomization.yaml", FileKind::Kustomize),
     (".devcontainer/devcontainer.json", FileKind::Devcontainer),
     ("Dockerfile", FileKind::Dockerfile),

@@ -7,12 +7,13 @@ use proptest::prelude::*;
 use tagpin_formats::{FileKind, Status, apply_edits, scan};
 use tagpin_reference::Digest;
 
-const KINDS: [FileKind; 9] = [
+const KINDS: [FileKind; 10] = [
     FileKind::Yaml,
     FileKind::Devcontainer,
     FileKind::Compose,
     FileKind::Workflow,
     FileKind::GitlabCi,
+    FileKind::CloudBuild,
     FileKind::Kustomize,
     FileKind::HelmTemplate,
     FileKind::Dockerfile,

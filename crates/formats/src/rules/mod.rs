@@ -10,6 +10,7 @@
 //! Adding a kind: a module here with a type implementing [`Rules`], chosen in [`rules_for`].
 
 pub(crate) mod chart_values;
+mod cloud_build;
 mod compose;
 mod gitlab_ci;
 mod helm_values;
@@ -67,6 +68,7 @@ fn rules_for(kind: FileKind) -> &'static dyn Rules {
         FileKind::Workflow => &workflow::Workflow,
         FileKind::GitlabCi => &gitlab_ci::GitlabCi,
         FileKind::Kustomize => &kustomize::Kustomize,
+        FileKind::CloudBuild => &cloud_build::CloudBuild,
         FileKind::Yaml
         | FileKind::HelmTemplate
         | FileKind::Dockerfile

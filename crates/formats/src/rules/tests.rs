@@ -569,6 +569,26 @@ fn machine_images_are_not_images() {
     );
 }
 
+/// Cloud Build: each step's `name` is the image it runs in; a substitution is templated; the
+/// top-level `images` (pushed), `env` values and substitutions' values are not read.
+#[test]
+fn cloud_build_steps_run_in_their_names_images() {
+    let text = "steps:\n  - name: gcr.io/cloud-builders/docker\n    args: [build, -t, \"gcr.io/$PROJECT_ID/app\", .]\n  - id: test\n    name: 'golang:1.22'\n    env: [IMAGE=busybox:1.36]\n  - name: $_BUILDER\nsubstitutions:\n  _BUILDER: golang:1.21\nimages: [gcr.io/$PROJECT_ID/app]\nother:\n  - name: nginx:1.25\n";
+    assert_eq!(
+        shapes(FileKind::CloudBuild, text),
+        [
+            (
+                2,
+                11,
+                Status::Floating,
+                "gcr.io/cloud-builders/docker".to_owned()
+            ),
+            (5, 12, Status::Floating, "golang:1.22".to_owned()),
+            (7, 11, Status::Templated, "$_BUILDER".to_owned()),
+        ]
+    );
+}
+
 /// Cirrus CI's `*_instance` virtual machines, Travis CI's `osx_image` and a disk image are not
 /// container images; Cirrus CI's `container` is.
 #[test]
