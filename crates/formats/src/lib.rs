@@ -171,7 +171,9 @@ fn may_hold_reference(kind: FileKind, text: &[u8]) -> bool {
         FileKind::Kustomize => {
             mage() || find(text, b"repository").is_some() && find(text, b"valuesInline").is_some()
         }
-        FileKind::HelmTemplate | FileKind::Compose | FileKind::Devcontainer => mage(),
+        // Compose's build arguments name images in upper case too (`BASE_IMAGE`).
+        FileKind::Compose => mage() || find(text, b"MAGE").is_some(),
+        FileKind::HelmTemplate | FileKind::Devcontainer => mage(),
         FileKind::Workflow => {
             mage() || find(text, b"docker://").is_some() || find(text, b"container").is_some()
         }

@@ -6,7 +6,14 @@
 //! (compose's interpolation; Airflow's and many apps' published compose files), is the
 //! default: that is what runs when the variable is not set, and pinning it there keeps the
 //! variable working. Anything else with a `$` is `templated`.
+//!
+//! A build argument that names the base image (`build: {args: {BASE_IMAGE: "alpine:3.20"}}`,
+//! or `- BASE_IMAGE=alpine:3.20`), under a key an image key would be in any case
+//! (`BASE_IMAGE`, `builder-image`), is the image the Dockerfile's `FROM ${BASE_IMAGE}` pulls:
+//! read when its value has a tag or a digest and no variable (`IMAGE: app` may name a local
+//! build, `DEV_IMAGE: "false"` a switch).
 
+use super::kubernetes::is_image_key;
 use super::{Map, Out, Rules, Seg};
 use crate::Status;
 
@@ -18,6 +25,12 @@ fn is_extension(path: &[Seg<'_>]) -> bool {
 
 impl Rules for Compose {
     fn mapping(&self, map: &Map<'_, '_>, out: &mut Out<'_>) {
+        if matches!(
+            map.path,
+            [Seg::Key("services"), Seg::Key(_), Seg::Key("build")]
+        ) {
+            build_args(map, out);
+        }
         let service = matches!(map.path, [Seg::Key("services"), Seg::Key(_)]);
         if !service && !is_extension(map.path) {
             return;
@@ -39,6 +52,45 @@ impl Rules for Compose {
     fn inert(&self, path: &[Seg<'_>]) -> bool {
         is_extension(path)
     }
+}
+
+/// The build arguments of the `build` mapping `map` that name an image: as a mapping
+/// (`BASE_IMAGE: alpine:3.20`) or a list (`- BASE_IMAGE=alpine:3.20`).
+fn build_args(map: &Map<'_, '_>, out: &mut Out<'_>) {
+    let Some(args) = map.entries.iter().find(|e| e.key == "args") else {
+        return;
+    };
+    let names_an_image = |key: &str| is_image_key(&key.to_ascii_lowercase());
+    let doc = map.doc;
+    if doc.is_mapping(&args.value) {
+        let mut entries = Vec::new();
+        doc.entries_into(&args.value, &mut entries);
+        for entry in entries.iter().filter(|e| names_an_image(e.key)) {
+            if let Some(value) = doc.scalar(&entry.value).filter(|v| pinnable(v.value)) {
+                out.inline(&value, "");
+            }
+        }
+        return;
+    }
+    for item in doc.items(&args.value) {
+        let Some(value) = doc.scalar(&item) else {
+            continue;
+        };
+        let Some((key, image)) = value.value.split_once('=') else {
+            continue;
+        };
+        if names_an_image(key) && pinnable(image) {
+            let prefix = format!("{key}=");
+            out.inline(&value, &prefix);
+        }
+    }
+}
+
+/// Whether a build argument's value is an image to read: a tag or a digest after its last
+/// `/`, and no variable.
+fn pinnable(value: &str) -> bool {
+    let last = value.rsplit('/').next().unwrap_or(value);
+    last.contains([':', '@']) && !value.contains('$')
 }
 
 /// `${NAME:-DEFAULT}` or `${NAME-DEFAULT}` written whole, with a `DEFAULT` that expands

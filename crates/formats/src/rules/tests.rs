@@ -97,6 +97,33 @@ fn a_compose_extension_anchor_is_pinned_where_it_is_defined() {
     );
 }
 
+/// A build argument under an image key names the base image the build pulls: pinned in
+/// place, in a mapping or a list; one without a tag, with a variable, or under another key is
+/// not read.
+#[test]
+fn a_compose_build_argument_naming_an_image_is_a_reference() {
+    let text = "services:\n  db:\n    build:\n      context: ./clickhouse\n      args:\n        BASE_IMAGE: \"altinity/clickhouse-server:23.8.11.29.altinitystable\"\n        APP_IMAGE: app\n        DEV_IMAGE: \"false\"\n        GO_VERSION: \"1.22\"\n        RUNTIME_IMAGE: ${RUNTIME:-alpine:3.20}\n  web:\n    build:\n      context: .\n      args:\n        - builder-image=golang:1.22\n        - OTHER=nginx:1.25\n        - PULL_IMAGE=nginx:1.25\n    image: acme/web:dev\n";
+    assert_eq!(
+        shapes(FileKind::Compose, text),
+        vec![
+            (
+                6,
+                22,
+                Status::Floating,
+                "altinity/clickhouse-server:23.8.11.29.altinitystable".to_owned()
+            ),
+            (15, 25, Status::Floating, "golang:1.22".to_owned()),
+            (18, 12, Status::Local, "acme/web:dev".to_owned()),
+        ]
+    );
+    let digest = digest();
+    assert_eq!(
+        pinned(FileKind::Compose, text),
+        text.replace("altinitystable\"", &format!("altinitystable@{digest}\""))
+            .replace("=golang:1.22", &format!("=golang:1.22@{digest}"))
+    );
+}
+
 #[test]
 fn a_compose_variable_s_default_image_is_the_reference() {
     let text = "services:\n  web:\n    image: ${WEB_IMAGE:-apache/airflow:3.1.4}\n  db:\n    image: \"${DB-postgres:16}\"\n  built:\n    image: ${APP:-acme/app:1}\n    build: .\n  other:\n    image: ${REGISTRY:-docker.io}/nginx:1.25\n  required:\n    image: ${APP:?set it}\n  nested:\n    image: ${A:-${B:-nginx:1}}\n";
