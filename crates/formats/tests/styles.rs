@@ -6,7 +6,9 @@
 //! "key"`), with quoted and plain scalars, documents with content on the `---` line, anchors
 //! and aliases. The emitter records where each reference's text starts. Then:
 //! - every reference is found there, and nothing else is (0 false references);
-//! - an anchored reference also used where an image is not expected is found but not editable;
+//! - an anchored reference also used where an image is not expected is found but not editable,
+//!   as is one with no tag (`busybox`: no path here is a pod's containers, where alone one is
+//!   written);
 //! - pinning every editable reference changes no byte outside the edits, and the pinned text
 //!   read by a conformant parser (saphyr-parser, directly) has the same events as the original
 //!   except the pinned image values, which gained `@digest`.
@@ -186,10 +188,12 @@ impl Emitter {
                 let text = REFERENCES[*reference];
                 let offset = self.scalar(text, style, canonical);
                 self.written[number] = Some(self.expected.len());
+                let tagged = ImageReference::parse(text)
+                    .is_ok_and(|r| r.tag().is_some() || r.digest().is_some());
                 self.expected.push(Expected {
                     offset,
                     text: text.to_owned(),
-                    editable: true,
+                    editable: tagged,
                 });
             }
             Value::Text(text, style) => {

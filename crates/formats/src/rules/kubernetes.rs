@@ -7,8 +7,16 @@
 //! keys of a split spec (`repository`, `registry`, `tag`, `version`, `digest`), which names
 //! only part of the image (see [`super::helm_values`]), a virtual machine's image (`vmImage`,
 //! `osx_image`, `machine: {image: …}`, Cirrus CI's `gce_instance: {image: …}`), and a file (a
-//! picture or a disk: `image: assets/logo.png`). An image a build makes (a Skaffold artifact,
-//! a build's `output`) is `local`.
+//! picture or a disk: `image: assets/logo.png`), the `image` of a Concourse task (the name of
+//! an artifact the plan fetched), and every image key of a document that names repositories
+//! rather than images to pull (Flux's `ImageRepository`, kbld's `Config`). An image a build
+//! makes (a Skaffold artifact, a build's `output`) is `local`.
+//!
+//! A reference with no tag and no digest (`image: quay.io/ceph/daemon`) is written
+//! (`:latest@sha256:…`) only in a pod's containers (or a Tekton step, an Argo template's
+//! container): anywhere else another field may complete it (a `tag`, `version`, `hub` or
+//! registry key beside it, as Ansible roles, `IstioOperator` and Prometheus' resources do), and
+//! a digest would replace what that field gives. It is reported, not written.
 
 use tagpin_reference::ImageReference;
 
@@ -31,6 +39,11 @@ impl Rules for KubernetesAndHelm {
         if !interesting || map.parent() == Some("properties") || in_schema(map) {
             // A schema (CRD openAPIV3Schema, JSON schema): property definitions and their
             // `default:` and `example:` values, not images anything runs.
+            return;
+        }
+        if out.no_images || map.has("task") {
+            // A document that names repositories, not images (Flux scans `spec.image` for
+            // tags), and a Concourse plan's task, whose `image` is an artifact's name.
             return;
         }
         if map
@@ -63,6 +76,37 @@ impl Rules for KubernetesAndHelm {
     }
 }
 
+/// Why a reference with no tag and no digest outside a pod's containers is not written.
+const UNTAGGED_OUTSIDE_CONTAINERS: &str = "no tag or digest is written, and outside a pod's \
+     containers another field may complete this image (a `tag`, `version` or registry key \
+     beside it) or the value may name something else: `:latest@sha256:…` is not written here";
+
+/// Whether the document at `root` names repositories, not images to pull, under its image
+/// keys: Flux's `ImageRepository` (`spec.image` is scanned for tags) and kbld's `Config` (its
+/// `overrides` match images by name, its `destinations` name where to push).
+pub(crate) fn names_no_images(doc: super::Doc<'_>, root: u32) -> bool {
+    let root = doc.at(root, &super::walk::Chain::default());
+    if !doc.is_mapping(&root) {
+        return false;
+    }
+    let mut entries = Vec::new();
+    doc.entries_into(&root, &mut entries);
+    let scalar = |key: &str| {
+        entries
+            .iter()
+            .find(|e| e.key == key)
+            .and_then(|e| doc.scalar(&e.value))
+            .map(|s| s.value)
+    };
+    match (scalar("apiVersion"), scalar("kind")) {
+        (Some(api), Some(kind)) => {
+            api.starts_with("image.toolkit.fluxcd.io/") && kind == "ImageRepository"
+                || api.starts_with("kbld.k14s.io/")
+        }
+        _ => false,
+    }
+}
+
 /// The keys that, beside an `image` scalar, make it the name part of a split spec.
 pub(crate) const SPLIT_KEYS: [&str; 5] = ["repository", "registry", "tag", "version", "digest"];
 
@@ -80,7 +124,10 @@ pub(crate) fn is_image_key(key: &str) -> bool {
 /// The words that, just before `Image`, name a virtual machine's or a disk's image, which no
 /// container runtime pulls: Azure Pipelines' `pool: {vmImage: ubuntu-latest}`, a
 /// `machineImage`, Travis CI's `osx_image: xcode15.4`, a node's `osImage`.
-const MACHINE_WORDS: [&str; 8] = ["vm", "machine", "osx", "macos", "os", "disk", "boot", "ami"];
+/// Home Assistant's `camera_image: camera.front_door` names a camera.
+const MACHINE_WORDS: [&str; 9] = [
+    "vm", "machine", "osx", "macos", "os", "disk", "boot", "ami", "camera",
+];
 
 /// The words that, just before `Image`, make a key a switch about images rather than an image:
 /// Jenkins' `alwaysPullImage: true`, `skipImage`, `forcePushImage`.
@@ -171,6 +218,16 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
         if built && candidate.found.status != Status::Templated {
             candidate.found.status = Status::Local;
             continue;
+        }
+        let untagged = candidate
+            .found
+            .reference
+            .as_ref()
+            .is_some_and(|r| r.tag().is_none() && r.digest().is_none());
+        if untagged && !in_container_list && candidate.found.status == Status::Floating {
+            candidate.found.site = crate::EditSite::Unsupported {
+                reason: UNTAGGED_OUTSIDE_CONTAINERS.to_owned(),
+            };
         }
         let lint = in_container_list
             && entry.key == "image"

@@ -135,6 +135,9 @@ pub(crate) struct Out<'s> {
     pub(crate) structure: &'s str,
     /// The document is a `HelmRelease` or an Argo CD `Application`, holding chart values.
     pub(crate) chart_values: Option<chart_values::ChartValues>,
+    /// The document is one whose image keys name no image to pull (see
+    /// [`kubernetes::names_no_images`]).
+    pub(crate) no_images: bool,
     candidates: Vec<Candidate>,
 }
 
@@ -293,6 +296,7 @@ pub(crate) fn apply_with<'t>(
                 text: sink.text,
                 structure,
                 chart_values: chart_values::of_document(doc, *root),
+                no_images: kubernetes::names_no_images(doc, *root),
                 candidates: Vec::new(),
             },
         };

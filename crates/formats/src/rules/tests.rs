@@ -616,6 +616,60 @@ fn cloud_build_steps_run_in_their_names_images() {
     );
 }
 
+/// A reference with no tag and no digest is written only in a pod's containers: elsewhere a
+/// field beside it may complete it (ceph-ansible's `ceph_docker_image` with its
+/// `ceph_docker_image_tag`, `IstioOperator`'s `hub` and `tag`), so it is reported, not written.
+#[test]
+fn an_untagged_image_outside_containers_is_reported_not_written() {
+    let text = "ceph_docker_registry: quay.io\nceph_docker_image: ceph/daemon\nceph_docker_image_tag: latest-octopus\nspec:\n  hub: docker.io/istio\n  values:\n    pilot:\n      image: pilot\n  containers:\n    - name: a\n      image: busybox\n    - name: b\n      image: nginx:1.25\nother:\n  image: quay.io/acme/app:v1\n";
+    let found = findings(FileKind::Yaml, text);
+    let texts: Vec<(&str, bool)> = found
+        .iter()
+        .map(|f| (f.text.as_str(), f.edit(&digest()).is_some()))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            ("ceph/daemon", false),
+            ("pilot", false),
+            ("busybox", true),
+            ("nginx:1.25", true),
+            ("quay.io/acme/app:v1", true),
+        ]
+    );
+    assert!(unsupported_reason(&found[0]).starts_with("no tag or digest is written"));
+    assert_eq!(
+        pinned(FileKind::Yaml, text),
+        text.replace(
+            "image: busybox\n",
+            &format!("image: busybox:latest@{}\n", digest())
+        )
+        .replace("nginx:1.25", &format!("nginx:1.25@{}", digest()))
+        .replace("app:v1", &format!("app:v1@{}", digest()))
+    );
+}
+
+/// Image keys that name no image to pull: Flux's `ImageRepository` (a repository to scan for
+/// tags), kbld's `Config` (images matched by name, and where to push), a Concourse task's
+/// `image` (an artifact fetched earlier in the plan), Home Assistant's `camera_image`.
+#[test]
+fn repositories_artifacts_and_cameras_are_not_images() {
+    for text in [
+        "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n  name: podinfo\nspec:\n  image: ghcr.io/stefanprodan/podinfo\n  interval: 5m\n",
+        "apiVersion: kbld.k14s.io/v1alpha1\nkind: Config\noverrides:\n  - image: nginx\n    newImage: nginx:1.25\ndestinations:\n  - image: app\n    newImage: ghcr.io/acme/app\n",
+        "jobs:\n  - name: test\n    plan:\n      - get: golang\n      - task: unit\n        image: golang\n        file: ci/unit.yml\n",
+        "type: picture-glance\ncamera_image: camera.front_door\n",
+    ] {
+        assert_eq!(shapes(FileKind::Yaml, text), [], "{text}");
+    }
+    // The same keys in other documents still name images.
+    let flux_policy = "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\n---\nkind: Pod\nspec:\n  containers:\n    - image: nginx:1.25\n";
+    assert_eq!(
+        shapes(FileKind::Yaml, flux_policy),
+        [(7, 14, Status::Floating, "nginx:1.25".to_owned())]
+    );
+}
+
 /// Cirrus CI's `*_instance` virtual machines, Travis CI's `osx_image` and a disk image are not
 /// container images; Cirrus CI's `container` is.
 #[test]
