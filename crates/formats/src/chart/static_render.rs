@@ -16,8 +16,10 @@
 //! alone on their lines, is read branch by branch: each line inside it (text lines too) is
 //! evaluated inside its branch, so the rendering shows the branch the values take. A line
 //! inside `with`/`range` blocks that reads only from the root (`$.Values.image.tag`, `include
-//! "x" $`) is evaluated inside them (a `range` as an `if` on what it ranges over: the line
-//! renders the same in every round), unless a block's `else` came before it. A variable
+//! "x" $`) is evaluated whatever the blocks range over (it renders the same in every round, and
+//! a list or map empty by default, `cronjobs: []`, `podAnnotations: {}`, is one a user fills
+//! in: a label there that reads the tag is a use all the same), unless a block's `else` came
+//! before it. A variable
 //! declared alone on its line at the top of a file is read by the later lines that use it,
 //! each evaluated after the declaration. A read inside a named template that no rendered line
 //! includes (only `NOTES.txt`, or nothing) never happens, and neither does one in a comment.
@@ -336,10 +338,17 @@ fn plan_with(
                 .insert(*at, (before, "{{ end }}".repeat(inside.len())));
         }
     }
-    // A line of a `with` block is evaluated inside its `with`; one that uses a variable,
-    // after its declaration.
+    // A line of a `with` block is evaluated inside its `with` (but one that reads only from
+    // the root, whatever the `with` is over); one that uses a variable, after its
+    // declaration.
+    let root_only: std::collections::HashSet<(usize, usize)> =
+        scoped.iter().map(|(at, _)| *at).collect();
     for with in &withs {
-        for at in with.lines.iter().filter(|at| lines.contains_key(at)) {
+        for at in with
+            .lines
+            .iter()
+            .filter(|at| lines.contains_key(at) && !root_only.contains(at))
+        {
             plan.around.insert(
                 *at,
                 (format!("{{{{ {} }}}}", with.action), "{{ end }}".to_owned()),
@@ -1153,33 +1162,17 @@ fn unclean_conds(conds: &mut [Cond<'_>], open: &[Block<'_>]) {
 }
 
 /// What a line inside the `with` and `range` blocks of `open` is evaluated inside, outermost
-/// first: each `with`, and for each `range` an `if` on what it ranges over (a line that reads
-/// only from the root renders the same in every round, so once shows it). `None` inside a
-/// `block` (its `.` is its argument), a named template, or after a block's `else`.
+/// first: nothing, whatever they range over (a line that reads only from the root renders the
+/// same in every round, and one a default empty list hides renders once a user fills it in).
+/// `None` inside a `block` (its `.` is its argument), a named template, or after a block's
+/// `else`.
 fn scope_actions(open: &[Block<'_>]) -> Option<Vec<String>> {
-    open.iter()
-        .filter_map(|block| match block {
-            Block::Scope(_, action, false) => Some(scope_action(action)),
-            Block::Scope(_, _, true) | Block::Define(_) => Some(None),
-            Block::If(_) => None,
-        })
-        .collect()
-}
-
-fn scope_action(action: &str) -> Option<String> {
-    match first_word(action) {
-        "with" => Some(action.to_owned()),
-        "range" => {
-            let over = action["range".len()..].trim_start();
-            // `range $i, $v := X` ranges over `X`.
-            let over = match over.split_once(":=") {
-                Some((variables, over)) if variables.trim_start().starts_with('$') => over,
-                _ => over,
-            };
-            Some(format!("if {}", over.trim()))
-        }
-        _ => None,
-    }
+    let followed = open.iter().all(|block| match block {
+        Block::Scope(_, action, false) => matches!(first_word(action), "with" | "range"),
+        Block::Scope(_, _, true) | Block::Define(_) => false,
+        Block::If(_) => true,
+    });
+    followed.then(Vec::new)
 }
 
 /// Whether every value `action` reads is read from the root (`$.Values.image.tag`, `include
@@ -2193,8 +2186,8 @@ mod tests {
         ];
         let paths = [path("image"), path("side"), path("scoped")];
         let plan = plan(&templates, &paths, &[]);
-        // `c.scoped`, included with `$` inside a `with`, is evaluated inside it: the `with`'s
-        // map is loaded too.
+        // `c.scoped`, included with `$` inside a `with`, is evaluated whatever the `with` is
+        // over.
         assert_eq!(
             plan.top_keys.iter().map(String::as_str).collect::<Vec<_>>(),
             ["image", "scoped", "side", "x"]
@@ -2211,7 +2204,8 @@ mod tests {
         assert_eq!(
             rendering.output,
             "---\n# Source: c/templates/deploy.yaml\nimage: \"r:2.0\"\n\
-             ---\n# Source: c/templates/deploy.yaml\nimage: s:1\n"
+             ---\n# Source: c/templates/deploy.yaml\nimage: s:1\n\
+             ---\n# Source: c/templates/deploy.yaml\nimage: q\n"
         );
         assert_eq!(rendering.blocked, []);
         let mut with_x = root.clone();
@@ -2410,6 +2404,25 @@ mod tests {
         }
     }
 
+    /// A `with` over a map empty by default hides no use of the tag: the annotation shows.
+    #[test]
+    fn a_line_inside_with_over_an_empty_map_is_evaluated() {
+        let templates = [template(
+            "c/templates/d.yaml",
+            "metadata:\n  {{- with .Values.podAnnotations }}\n  annotations:\n    {{- toYaml . | nindent 4 }}\n    app-version: {{ $.Values.image.tag | quote }}\n  {{- end }}\nimage: {{ .Values.image.repository }}:{{ .Values.image.tag }}\n",
+        )];
+        let root =
+            json!({"Values": {"image": {"repository": "r", "tag": "1"}, "podAnnotations": {}}});
+        let rendering = render(&templates, &[path("image")], &[], &root);
+        assert_eq!(rendering.blocked, []);
+        assert!(
+            rendering.output.contains("app-version: \"1\""),
+            "{}",
+            rendering.output
+        );
+    }
+
+    /// Whatever the block ranges over: a list empty by default is one a user fills in.
     #[test]
     fn a_line_inside_range_that_reads_only_the_root_is_evaluated_inside_it() {
         let templates = [template(
@@ -2419,12 +2432,12 @@ mod tests {
         let plan = plan(&templates, &[path("image")], &[]);
         assert_eq!(
             plan.top_keys.iter().map(String::as_str).collect::<Vec<_>>(),
-            ["image", "workers"]
+            ["image"]
         );
         let shown = "---\n# Source: c/templates/w.yaml\nimage: r:1\n";
         for (workers, output) in [
             (json!([{"name": "a"}, {"name": "b"}]), shown),
-            (json!([]), ""),
+            (json!([]), shown),
         ] {
             let root =
                 json!({"Values": {"image": {"repository": "r", "tag": "1"}, "workers": workers}});
