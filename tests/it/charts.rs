@@ -1938,27 +1938,49 @@ fn a_repository_and_tag_map_without_its_chart_is_reported_and_not_written() {
 /// A tag that a template behind another switch also writes into a label (a
 /// `PersistentVolumeClaim` under `persistence.enabled: false`) is not written with Helm either:
 /// Helm's renderings, with the chart's values, do not show that template, and turning the
-/// switch on would put the digest into the label. tagpin's own reading of the templates shows
-/// it, and takes the edit back. The same tag without the label is still pinned.
+/// switch on would put the digest into the label. With every `enabled` flag of the values on,
+/// Helm shows it, whatever the template does to the tag (`$root.Values.image.tag`, which
+/// tagpin's own reading does not follow); behind a switch of another name (`create`),
+/// tagpin's own reading of the templates shows it. Either takes the edit back. The same tag
+/// without the label is still pinned.
 #[test]
 fn with_helm_a_tag_a_switched_off_template_also_uses_is_not_written() {
-    for label in [true, false] {
+    let labels = "{{- define \"m.labels\" -}}\napp.kubernetes.io/version: {{ .Values.image.tag | quote }}\n{{- end -}}\n";
+    let root_labels = "{{- define \"m.labels\" -}}\n{{- $root := . -}}\napp.kubernetes.io/version: {{ $root.Values.image.tag | quote }}\n{{- end -}}\n";
+    let every_flag =
+        "(with every `enabled` flag of the values on, where the edit would change it too)";
+    let other_values = "in a template Helm renders only with other values";
+    // The switch, the labels helper, whether the claim has the labels, and how the reason ends.
+    let cases = [
+        ("enabled", labels, true, Some(every_flag)),
+        ("enabled", root_labels, true, Some(every_flag)),
+        ("create", labels, true, Some(other_values)),
+        ("enabled", labels, false, None),
+    ];
+    for (switch, helpers, label, expected) in cases {
         let context = TestContext::new();
         let pvc = if label {
-            "{{- if .Values.persistence.enabled }}\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\n  labels:\n    {{- include \"m.labels\" . | nindent 4 }}\n{{- end }}\n"
+            format!(
+                "{{{{- if .Values.persistence.{switch} }}}}\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\n  labels:\n    {{{{- include \"m.labels\" . | nindent 4 }}}}\n{{{{- end }}}}\n"
+            )
         } else {
-            "{{- if .Values.persistence.enabled }}\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\n{{- end }}\n"
+            format!(
+                "{{{{- if .Values.persistence.{switch} }}}}\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\n{{{{- end }}}}\n"
+            )
         };
+        let values = format!(
+            "image:\n  repository: ghcr.io/acme/tempo\n  tag: \"2.5.0\"\npersistence:\n  {switch}: false\n"
+        );
         context.write_all(
             &[
                 ("m/Chart.yaml", "apiVersion: v2\nname: m\nversion: 1.0.0\nappVersion: \"2.5.0\"\n"),
-                ("m/values.yaml", "image:\n  repository: ghcr.io/acme/tempo\n  tag: \"2.5.0\"\npersistence:\n  enabled: false\n"),
-                ("m/templates/_helpers.tpl", "{{- define \"m.labels\" -}}\napp.kubernetes.io/version: {{ .Values.image.tag | quote }}\n{{- end -}}\n"),
+                ("m/values.yaml", &values),
+                ("m/templates/_helpers.tpl", helpers),
                 (
                     "m/templates/deploy.yaml",
                     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: {{ .Values.image.repository }}:{{ .Values.image.tag }}\n",
                 ),
-                ("m/templates/pvc.yaml", pvc),
+                ("m/templates/pvc.yaml", &pvc),
             ],
             false,
         );
@@ -1971,14 +1993,64 @@ fn with_helm_a_tag_a_switched_off_template_also_uses_is_not_written() {
         args.extend(crate::helm::args());
         let scan = context.run(&args).json();
         let row = crate::context::reference(&scan, "m/values.yaml", 2);
-        if label {
+        if let Some(ending) = expected {
             let reason = row["unwritable"]
                 .as_str()
                 .unwrap_or_else(|| panic!("{scan}"));
             assert!(
                 reason.contains(
                     "the tag also feeds `app.kubernetes.io/version: \"…\"` in m/templates/pvc.yaml"
-                ) && reason.contains("in a template Helm renders only with other values"),
+                ) && reason.contains(ending),
+                "{switch}: {reason}"
+            );
+        } else {
+            assert!(row.get("unwritable").is_none(), "{scan}");
+        }
+    }
+}
+
+/// With Helm, a map tagpin's own reading cannot follow in a template file that none of Helm's
+/// renderings show (a claim under `persistence.create: false` whose label reads
+/// `$root.Values.image.tag`) is not written: no rendering says what the edit would change
+/// there. Without that file the map is pinned.
+#[test]
+fn with_helm_a_map_read_unfollowably_in_a_file_helm_does_not_render_is_not_written() {
+    for claim in [true, false] {
+        let context = TestContext::new();
+        let pvc = "{{- $root := . }}\n{{- if .Values.persistence.create }}\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\n  labels:\n    version: {{ $root.Values.image.tag | quote }}\n{{- end }}\n";
+        let mut files = vec![
+            ("m/Chart.yaml", "apiVersion: v2\nname: m\nversion: 1.0.0\n"),
+            (
+                "m/values.yaml",
+                "image:\n  repository: ghcr.io/acme/tempo\n  tag: \"2.5.0\"\npersistence:\n  create: false\n",
+            ),
+            (
+                "m/templates/deploy.yaml",
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: {{ .Values.image.repository }}:{{ .Values.image.tag }}\n",
+            ),
+        ];
+        if claim {
+            files.push(("m/templates/pvc.yaml", pvc));
+        }
+        context.write_all(&files, false);
+        let mut args = vec![
+            "scan".to_owned(),
+            ".".to_owned(),
+            "--format".to_owned(),
+            "json".to_owned(),
+        ];
+        args.extend(crate::helm::args());
+        let scan = context.run(&args).json();
+        let row = crate::context::reference(&scan, "m/values.yaml", 2);
+        if claim {
+            let reason = row["unwritable"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{scan}"));
+            assert!(
+                reason.starts_with(
+                    "not proven: Helm renders m/templates/pvc.yaml only with other values, and \
+                     tagpin's own reading of it does not follow the map"
+                ),
                 "{reason}"
             );
         } else {

@@ -73,7 +73,8 @@ pub(super) fn render_and_decide(
     }
     source_renderer.with_flags(images, &mut decisions, &mut sets, app_version, Flags::Every);
     if helm.is_some() {
-        take_back_other_uses(chart, source, app_version, &mut decisions);
+        source_renderer.take_back_with_every_flag(images, &mut decisions, app_version);
+        take_back_other_uses(chart, source, app_version, &renderings, &mut decisions);
     }
     apply(file, source, images, &decisions);
     let at = |span: &std::ops::Range<usize>| {
@@ -157,12 +158,18 @@ fn static_renderer(chart: &Path, source: &Source<'_>) -> Result<Renderer, String
 /// another switch (a `PersistentVolumeClaim` under `persistence.enabled`, whose labels carry
 /// `app.kubernetes.io/version: {{ .Values.image.tag }}`) is not in those renderings, and
 /// turning that switch on would put the digest in the label. The static reading reads every
-/// line that reads the map, whatever switch it sits behind. Where it cannot read the chart or
-/// sees nothing else, Helm's decision stands.
+/// line that reads the map, whatever switch it sits behind.
+///
+/// Also taken back: a map the static reading cannot follow in a template file that Helm's
+/// renderings (`helm_shown`) do not show at all (`$root.Values.image.tag` in a `Rollout` under
+/// `rollout.enabled: false`): no rendering says what the edit would change there. Where the
+/// static reading cannot follow the map in a file Helm renders, Helm's rendering of that file
+/// stands, and so does Helm's decision where the static reading cannot read the chart.
 fn take_back_other_uses(
     chart: &Path,
     source: &Source<'_>,
     app_version: Option<&str>,
+    helm_shown: &Renderings,
     decisions: &mut [Decision],
 ) {
     let writable = |d: &Decision| !matches!(d.site, EditSite::Unsupported { .. });
@@ -181,9 +188,12 @@ fn take_back_other_uses(
     let Ok(sentinels) = reading.sentinels(&mut images) else {
         return;
     };
-    let Ok((renderings, _, _)) = reading.rest(&images, sentinels) else {
+    let Ok((renderings, blocked, _)) = reading.rest(&images, sentinels) else {
         return;
     };
+    if let Renderer::Static(read) = &renderer {
+        take_back_unshown(read, &blocked, helm_shown, decisions);
+    }
     let seen = chart::decide(&images, &renderings, app_version);
     for decision in decisions.iter_mut().filter(|d| writable(d)) {
         let other_use = seen.iter().find_map(|d| match &d.site {
@@ -197,6 +207,53 @@ fn take_back_other_uses(
                 reason: format!(
                     "{reason} (in a template Helm renders only with other values, where the edit \
                      would change it too)"
+                ),
+            };
+        }
+    }
+}
+
+/// Takes back each writable decision whose map the static reading `read` could not follow
+/// (`blocked`) in a template file none of Helm's renderings show a document of.
+fn take_back_unshown(
+    read: &renderer::StaticChart,
+    blocked: &[(usize, String)],
+    helm_shown: &Renderings,
+    decisions: &mut [Decision],
+) {
+    let shown: BTreeSet<&str> = [
+        &helm_shown.sentinels,
+        &helm_shown.names,
+        &helm_shown.undigested,
+    ]
+    .into_iter()
+    .flat_map(|rendering| rendering.documents.iter().map(|d| d.source.as_str()))
+    .collect();
+    // A file Helm renders no document of by design: a named templates' file (`_helpers.tpl`),
+    // text `tpl` renders. What they hold shows where it is included.
+    let unshown = |source: &&str| {
+        let name = source.rsplit('/').next().unwrap_or(source);
+        !name.starts_with('_') && !source.starts_with(chart::TPL_SOURCE) && !shown.contains(source)
+    };
+    for (i, reason) in blocked {
+        let Some(decision) = decisions
+            .get_mut(*i)
+            .filter(|d| !matches!(d.site, EditSite::Unsupported { .. }))
+        else {
+            continue;
+        };
+        let cited = read
+            .sources()
+            .filter(unshown)
+            .find(|source| reason.contains(&format!("{source}:")));
+        if let Some(file) = cited {
+            let why = reason
+                .strip_prefix("not proven: without Helm, ")
+                .unwrap_or(reason);
+            decision.site = EditSite::Unsupported {
+                reason: format!(
+                    "not proven: Helm renders {file} only with other values, and tagpin's own \
+                     reading of it does not follow the map ({why})"
                 ),
             };
         }
@@ -294,6 +351,46 @@ impl SourceRenderer<'_> {
             }
         };
         Ok((renderings, blocked, originals))
+    }
+
+    /// Takes back each writable decision whose value, with every `enabled: false` of the values
+    /// turned on, also feeds something that is not its image: a label under
+    /// `metrics.enabled` or `serviceMonitor.enabled`, a switch off the map's path that the
+    /// first renderings leave off. Helm evaluates whatever the template does to the value
+    /// there. A chart that does not render so keeps its decisions.
+    fn take_back_with_every_flag(
+        &self,
+        images: &ValuesImages,
+        decisions: &mut [Decision],
+        app_version: Option<&str>,
+    ) {
+        let writable = |d: &Decision| !matches!(d.site, EditSite::Unsupported { .. });
+        if images.disabled.is_empty() || !decisions.iter().any(writable) {
+            return;
+        }
+        let every = ValuesImages {
+            every_flag: true,
+            ..images.clone()
+        };
+        let found = self
+            .render(&every, Render::Sentinels)
+            .and_then(|(sentinels, _)| self.rest(&every, sentinels));
+        let Ok((renderings, _, _)) = found else {
+            return;
+        };
+        let again = chart::decide(&every, &renderings, app_version);
+        for (decision, seen) in decisions.iter_mut().zip(&again) {
+            if let (true, true, EditSite::Unsupported { reason }) =
+                (writable(decision), seen.other_use, &seen.site)
+            {
+                decision.site = EditSite::Unsupported {
+                    reason: format!(
+                        "{reason} (with every `enabled` flag of the values on, where the edit \
+                         would change it too)"
+                    ),
+                };
+            }
+        }
     }
 
     /// The maps no rendering showed are looked for again with other flags (see [`Flags`]),

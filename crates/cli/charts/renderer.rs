@@ -143,6 +143,12 @@ impl StaticChart {
         self.app_version.as_deref()
     }
 
+    /// Where each template it read comes from, as Helm names it
+    /// (`chart/templates/deployment.yaml`).
+    pub fn sources(&self) -> impl Iterator<Item = &str> {
+        self.templates.iter().map(|t| t.source.as_str())
+    }
+
     fn render(&self, values: &[&Path], overrides: &Value) -> Result<Output, String> {
         let mut merged = self.values.clone();
         for file in values {
