@@ -455,13 +455,14 @@ pub fn truthy(value: &Value) -> bool {
     }
 }
 
-/// How a value prints in a template. Floats print differently in Go (`1.0` is `1`), and
-/// collections as Go maps: both are errors.
+/// How a value prints in a template. Floats print differently in Go (`1.0` is `1`), and so do
+/// integers of a million or more (Helm reads a values file's numbers as float64s, which print
+/// `20240101` as `2.0240101e+07`), and collections as Go maps: all are errors.
 fn to_text(value: &Value) -> Result<String, EvalError> {
     match value {
         Value::Null => Ok(String::new()),
         Value::Bool(b) => Ok(b.to_string()),
-        Value::Number(n) if n.is_i64() || n.is_u64() => Ok(n.to_string()),
+        Value::Number(n) if n.as_i64().is_some_and(|n| n.abs() < 1_000_000) => Ok(n.to_string()),
         Value::Number(n) => Err(format!("the number {n} prints differently in Go")),
         Value::String(s) => Ok(s.clone()),
         Value::Array(_) | Value::Object(_) => Err("a collection is printed".to_owned()),
@@ -1167,7 +1168,7 @@ mod tests {
     fn image_lines_evaluate_as_helm_renders_them() {
         let root = json!({
             "Values": {
-                "image": {"repository": "ghcr.io/acme/app", "tag": "", "digest": "sha256:ab", "n": 1.5, "resources": {"memory": "1Gi", "cpu": "100m"}},
+                "image": {"repository": "ghcr.io/acme/app", "tag": "", "digest": "sha256:ab", "n": 1.5, "date": 20_240_101, "small": 999_999, "resources": {"memory": "1Gi", "cpu": "100m"}},
                 "global": {"imageRegistry": ""},
                 "templated": "{{ .Chart.Name }}:1",
             },
@@ -1205,6 +1206,12 @@ mod tests {
                 "image: {{ .Values.image.n }}",
                 Err("the number 1.5 prints differently in Go"),
             ),
+            // Helm prints a values file's 20240101 as `2.0240101e+07`.
+            (
+                "image: {{ .Values.image.date }}",
+                Err("the number 20240101 prints differently in Go"),
+            ),
+            ("image: {{ .Values.image.small }}", Ok("image: 999999")),
             (
                 "{{- if .Values.image.digest }}",
                 Err("a block is not closed on its line"),
