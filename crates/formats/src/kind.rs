@@ -8,7 +8,8 @@ pub enum FileKind {
     Yaml,
     /// Docker Compose files: `services.*.image`, except beside `build:`.
     Compose,
-    /// GitHub workflows and `action.yml`.
+    /// GitHub workflows and `action.yml` (also Gitea's and Forgejo's workflows, which share
+    /// GitHub's syntax).
     Workflow,
     /// GitLab CI: `.gitlab-ci.yml`, `*.gitlab-ci.yml`, and the YAML files of a
     /// `.gitlab-ci.d/` folder (the files a `.gitlab-ci.yml` includes, by a common convention).
@@ -155,7 +156,8 @@ impl FileKind {
         if is_yaml && starts("cloudbuild") {
             return Some(Self::CloudBuild);
         }
-        if is("action.yml") || is("action.yaml") || (in_dir("workflows") && in_dir(".github")) {
+        let forge = in_dir(".github") || in_dir(".gitea") || in_dir(".forgejo");
+        if is("action.yml") || is("action.yaml") || (in_dir("workflows") && forge) {
             return Some(Self::Workflow);
         }
         if starts("docker-compose") || starts("compose.") || starts("compose-") {
@@ -236,10 +238,8 @@ mod tests {
         if is_yaml && lower.starts_with("cloudbuild") {
             return Some(FileKind::CloudBuild);
         }
-        if lower == "action.yml"
-            || lower == "action.yaml"
-            || (in_dir("workflows") && in_dir(".github"))
-        {
+        let forge = in_dir(".github") || in_dir(".gitea") || in_dir(".forgejo");
+        if lower == "action.yml" || lower == "action.yaml" || (in_dir("workflows") && forge) {
             return Some(FileKind::Workflow);
         }
         if lower.starts_with("docker-compose")
@@ -269,6 +269,9 @@ mod tests {
             "templatesx/",
             ".gitlab-ci.d/",
             "a/.gitlab-ci.d/templates/",
+            ".gitea/workflows/",
+            ".forgejo/workflows/",
+            ".forgejo/",
             "ü/",
             "a/b/.",
             "a/b/..",
@@ -351,6 +354,9 @@ mod tests {
             ),
             (".gitlab-ci.d/README.md", None),
             ("gitlab-ci.d/buildtest.yml", Some(FileKind::Yaml)),
+            (".gitea/workflows/ci.yml", Some(FileKind::Workflow)),
+            (".forgejo/workflows/release.yaml", Some(FileKind::Workflow)),
+            (".forgejo/ci.yaml", Some(FileKind::Yaml)),
         ] {
             assert_eq!(FileKind::detect(Path::new(path)), kind, "{path}");
         }

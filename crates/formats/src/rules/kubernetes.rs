@@ -17,6 +17,9 @@
 //! container): anywhere else another field may complete it (a `tag`, `version`, `hub` or
 //! registry key beside it, as Ansible roles, `IstioOperator` and Prometheus' resources do), and
 //! a digest would replace what that field gives. It is reported, not written.
+//!
+//! A pre-commit hook of `language: docker_image` runs the image its `entry` starts with
+//! (`entry: hadolint/hadolint:v2.12.0 hadolint`): that first word is a reference.
 
 use tagpin_reference::ImageReference;
 
@@ -31,6 +34,13 @@ pub(crate) struct KubernetesAndHelm;
 
 impl Rules for KubernetesAndHelm {
     fn mapping(&self, map: &Map<'_, '_>, out: &mut Out<'_>) {
+        if map
+            .scalar("language")
+            .is_some_and(|language| language.value == "docker_image")
+        {
+            hook_image(map, out);
+            return;
+        }
         // Split maps have a `repository` or an `image`; most mappings have neither.
         let interesting = map
             .entries
@@ -74,6 +84,23 @@ impl Rules for KubernetesAndHelm {
         static WORDS: LazyLock<Words> = LazyLock::new(|| Words::new(&["mage", "repository", "\\"]));
         Some(&WORDS)
     }
+}
+
+/// The image a pre-commit hook of `language: docker_image` runs: the first word of its
+/// `entry`, unless that is an option (`--entrypoint /bin/sh image …`, not followed).
+fn hook_image(map: &Map<'_, '_>, out: &mut Out<'_>) {
+    let Some(entry) = map.scalar("entry") else {
+        return;
+    };
+    let Some(written) = out.text.get(entry.span.clone()) else {
+        return;
+    };
+    let first_end = written.find([' ', '\t']).unwrap_or(written.len());
+    if written.starts_with('-') || first_end == 0 {
+        return;
+    }
+    let rest = written[first_end..].to_owned();
+    out.inline_between(&entry, "", &rest);
 }
 
 /// Why a reference with no tag and no digest outside a pod's containers is not written.

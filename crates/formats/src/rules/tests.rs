@@ -670,6 +670,37 @@ fn repositories_artifacts_and_cameras_are_not_images() {
     );
 }
 
+/// A pre-commit hook of `language: docker_image` runs the first word of its `entry`.
+#[test]
+fn a_docker_image_hook_runs_its_entry_s_first_word() {
+    let text = "repos:\n  - repo: local\n    hooks:\n      - id: hadolint\n        language: docker_image\n        entry: hadolint/hadolint:v2.12.0 hadolint\n      - id: shfmt\n        language: docker_image\n        entry: --entrypoint /bin/shfmt mvdan/shfmt:v3\n      - id: other\n        language: system\n        entry: nginx:1.25 x\n      - id: alone\n        language: docker_image\n        entry: \"koalaman/shellcheck:v0.10.0\"\n";
+    assert_eq!(
+        shapes(FileKind::Yaml, text),
+        [
+            (
+                6,
+                16,
+                Status::Floating,
+                "hadolint/hadolint:v2.12.0".to_owned()
+            ),
+            (
+                15,
+                17,
+                Status::Floating,
+                "koalaman/shellcheck:v0.10.0".to_owned()
+            ),
+        ]
+    );
+    assert_eq!(
+        pinned(FileKind::Yaml, text),
+        text.replace(
+            "v2.12.0 hadolint",
+            &format!("v2.12.0@{} hadolint", digest())
+        )
+        .replace("v0.10.0\"", &format!("v0.10.0@{}\"", digest()))
+    );
+}
+
 /// Cirrus CI's `*_instance` virtual machines, Travis CI's `osx_image` and a disk image are not
 /// container images; Cirrus CI's `container` is.
 #[test]
