@@ -2009,6 +2009,73 @@ fn with_helm_a_tag_a_switched_off_template_also_uses_is_not_written() {
     }
 }
 
+/// A named template that writes the tag into a field only when a feature is on (an Argo
+/// `Rollout` helper under `rollout.enabled: false` passing `version: {{ $.Values.image.tag }}`
+/// to its analysis) is rendered once more with every `enabled` flag of the values on, with Helm
+/// and without: the edit would change that field, and is not written. Without the field the
+/// map is pinned.
+#[test]
+fn a_tag_a_named_template_uses_only_with_a_feature_on_is_not_written() {
+    let helper = |version: &str| {
+        format!(
+            "{{{{- define \"common.rollout\" }}}}\n{{{{- if .Values.rollout.enabled }}}}\napiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata:\n  name: r\nspec:\n  {{{{- if .Values.rollout.analysis.enabled }}}}\n  args:\n    - name: version\n      value: {version}\n  {{{{- end }}}}\n{{{{- end }}}}\n{{{{- end }}}}\n"
+        )
+    };
+    for (helm, uses) in [(false, true), (true, true), (false, false)] {
+        let context = TestContext::new();
+        let version = if uses {
+            "{{ $.Values.image.tag }}"
+        } else {
+            "\"1\""
+        };
+        let helpers = helper(version);
+        context.write_all(
+            &[
+                ("m/Chart.yaml", "apiVersion: v2\nname: m\nversion: 1.0.0\n"),
+                (
+                    "m/values.yaml",
+                    "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\nrollout:\n  enabled: false\n  analysis:\n    enabled: false\n",
+                ),
+                ("m/templates/_rollout.tpl", &helpers),
+                ("m/templates/rollout.yaml", "{{- include \"common.rollout\" . }}\n"),
+                (
+                    "m/templates/deploy.yaml",
+                    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: {{ .Values.image.repository }}:{{ .Values.image.tag }}\n",
+                ),
+            ],
+            false,
+        );
+        let mut args = vec![
+            "scan".to_owned(),
+            ".".to_owned(),
+            "--format".to_owned(),
+            "json".to_owned(),
+        ];
+        if helm {
+            args.extend(crate::helm::args());
+        } else {
+            args.extend(["--helm".to_owned(), "none".to_owned()]);
+        }
+        let scan = context.run(&args).json();
+        let row = crate::context::reference(&scan, "m/values.yaml", 2);
+        if uses {
+            let reason = row["unwritable"]
+                .as_str()
+                .unwrap_or_else(|| panic!("helm {helm}: {scan}"));
+            assert!(
+                reason.starts_with("the tag also feeds `value: …` in m/templates/rollout.yaml")
+                    && reason.ends_with(
+                        "(with every `enabled` flag of the values on, where the edit would \
+                         change it too)"
+                    ),
+                "helm {helm}: {reason}"
+            );
+        } else {
+            assert!(row.get("unwritable").is_none(), "helm {helm}: {scan}");
+        }
+    }
+}
+
 /// With Helm, a map tagpin's own reading cannot follow in a template file that none of Helm's
 /// renderings show (a claim under `persistence.create: false` whose label reads
 /// `$root.Values.image.tag`) is not written: no rendering says what the edit would change

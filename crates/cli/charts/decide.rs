@@ -72,8 +72,8 @@ pub(super) fn render_and_decide(
         source_renderer.with_flags(images, &mut decisions, &mut sets, app_version, Flags::Own);
     }
     source_renderer.with_flags(images, &mut decisions, &mut sets, app_version, Flags::Every);
+    source_renderer.take_back_with_every_flag(images, &mut decisions, app_version);
     if helm.is_some() {
-        source_renderer.take_back_with_every_flag(images, &mut decisions, app_version);
         take_back_other_uses(chart, source, app_version, &renderings, &mut decisions);
     }
     apply(file, source, images, &decisions);
@@ -357,7 +357,9 @@ impl SourceRenderer<'_> {
     /// turned on, also feeds something that is not its image: a label under
     /// `metrics.enabled` or `serviceMonitor.enabled`, a switch off the map's path that the
     /// first renderings leave off. Helm evaluates whatever the template does to the value
-    /// there. A chart that does not render so keeps its decisions.
+    /// there; tagpin's own reading, the branches a named template's body takes with those
+    /// flags (an Argo `Rollout` helper under `rollout.enabled`). A chart that does not render
+    /// so keeps its decisions.
     fn take_back_with_every_flag(
         &self,
         images: &ValuesImages,
@@ -375,9 +377,18 @@ impl SourceRenderer<'_> {
         let found = self
             .render(&every, Render::Sentinels)
             .and_then(|(sentinels, _)| self.rest(&every, sentinels));
-        let Ok((renderings, _, _)) = found else {
+        let Ok((renderings, blocked, _)) = found else {
             return;
         };
+        // tagpin's own reading could not evaluate a line that reads the map with those flags:
+        // what it would print there is unknown.
+        for (i, reason) in blocked {
+            if let Some(decision) = decisions.get_mut(i).filter(|d| writable(d)) {
+                decision.site = EditSite::Unsupported {
+                    reason: format!("{reason} (with every `enabled` flag of the values on)"),
+                };
+            }
+        }
         let again = chart::decide(&every, &renderings, app_version);
         for (decision, seen) in decisions.iter_mut().zip(&again) {
             if let (true, true, EditSite::Unsupported { reason }) =
