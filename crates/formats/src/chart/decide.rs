@@ -92,6 +92,8 @@ pub fn decide(
 ) -> Vec<Decision> {
     let name_images = renderings.names.images();
     let undigested_images = renderings.undigested.images();
+    // Read only to say why a value is not written, in the rare case it renders in no image.
+    let sentinel_images = std::cell::OnceCell::new();
     images
         .candidates
         .iter()
@@ -101,6 +103,7 @@ pub fn decide(
                 i,
                 names: &name_images,
                 undigested: &undigested_images,
+                sentinel_images: &sentinel_images,
                 renderings,
             };
             seen.decide(candidate, app_version)
@@ -126,6 +129,8 @@ struct Seen<'a> {
     i: usize,
     names: &'a [Image],
     undigested: &'a [Image],
+    /// The images of the sentinel rendering, read when first needed.
+    sentinel_images: &'a std::cell::OnceCell<Vec<Image>>,
     renderings: &'a Renderings,
 }
 
@@ -161,6 +166,15 @@ impl Seen<'_> {
         }
         let (target, used_tag) = match self.target() {
             Ok(target) => target,
+            Err(_) if !self.in_an_image() => {
+                let run = &lines[0];
+                let source = &self.renderings.sentinels.documents[run.document].source;
+                return unsupported(format!(
+                    "the chart renders this value in no image field, only in text (`{}` in \
+                     {source}): tagpin writes digests into images only",
+                    sentinel::mask(&run.text)
+                ));
+            }
             Err(reason) => return unsupported(reason),
         };
         let (split, part) = match &candidate.shape {
@@ -220,6 +234,15 @@ impl Seen<'_> {
             }
         }
         decision
+    }
+
+    /// Whether some image of the sentinel rendering holds the candidate's value.
+    fn in_an_image(&self) -> bool {
+        let token = sentinel::token(self.i);
+        self.sentinel_images
+            .get_or_init(|| self.renderings.sentinels.images())
+            .iter()
+            .any(|image| image.finding.text.contains(&token))
     }
 
     /// What the chart renders for the candidate with its own values and no digest: one
