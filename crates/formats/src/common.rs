@@ -73,6 +73,9 @@ pub(crate) struct Sink<'a> {
     /// The lines with a Flux image-automation marker.
     flux: MarkedLines,
     pub(crate) findings: Vec<Finding>,
+    /// The names a build in the text tags its image with (`docker build -t app .`), for a
+    /// script: a command that runs one of them runs what was built.
+    pub(crate) built: Vec<String>,
 }
 
 /// Which lines of a text carry a comment with `mark`, as the findings ask. A few findings have
@@ -249,6 +252,7 @@ impl<'a> Sink<'a> {
             ignored: MarkedLines::new(IGNORE_MARK, has_ignore_comment),
             flux: MarkedLines::new("$imagepolicy", has_flux_marker),
             findings: Vec::new(),
+            built: Vec::new(),
         }
     }
 

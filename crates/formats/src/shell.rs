@@ -84,6 +84,15 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
     if let Some(start) = logical {
         flush_logical(sink, start, &bytes);
     }
+    // An image the script builds and then runs is what it built.
+    if !sink.built.is_empty() {
+        let built = std::mem::take(&mut sink.built);
+        for finding in &mut sink.findings {
+            if built.contains(&finding.text) {
+                finding.status = crate::Status::Local;
+            }
+        }
+    }
 }
 
 /// Built once: every command line of every script is searched for it.

@@ -1382,7 +1382,7 @@ fn shell_table() {
 /// --image IMAGE`: each row also with CRLF.
 #[test]
 fn shell_container_commands() {
-    use Status::{Floating, Ignored};
+    use Status::{Floating, Ignored, Local};
     let cases: Vec<(&str, Found)> = vec![
         (
             "docker run --rm -it nginx:1.27 sh\n",
@@ -1460,6 +1460,18 @@ fn shell_container_commands() {
             one(1, 19, Floating, "alpine:3.20"),
         ),
         ("$DOCKER_COMPOSE run web\n", vec![]),
+        // An image the script builds, then runs, is what it built: `local`.
+        (
+            "docker build -t rust_builder .\ndocker run --rm rust_builder make\ndocker run alpine:3.20\n",
+            vec![
+                (2, 17, Local, "rust_builder".into()),
+                (3, 12, Floating, "alpine:3.20".into()),
+            ],
+        ),
+        (
+            "${DOCKER} run app:dev\n${DOCKER} buildx build --tag=app:dev .\n",
+            one(1, 15, Local, "app:dev"),
+        ),
         ("${RUNNER} run web\n", vec![]),
         ("$(DOCKER_BUILD) run web\n", vec![]),
         // Continued over lines; a recipe line; the ignore comment on the image's line.

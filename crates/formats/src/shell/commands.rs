@@ -390,12 +390,16 @@ fn cli_command(sink: &mut Sink<'_>, command: &Words<'_>, offset: usize) {
             return;
         }
     }
-    if matches!(command.text(index), Some("container" | "image")) {
+    if matches!(command.text(index), Some("container" | "image" | "buildx")) {
         index += 1;
     }
     let options = match command.text(index) {
         Some("run" | "create") => &RUN,
         Some("pull") => &PULL,
+        Some("build") => {
+            note_built(sink, command, index + 1);
+            return;
+        }
         _ => return,
     };
     index += 1;
@@ -414,6 +418,27 @@ fn cli_command(sink: &mut Sink<'_>, command: &Words<'_>, offset: usize) {
     }
     if let Some(&(start, end)) = command.words.get(index) {
         report(sink, &command.code[start..end], offset + start);
+    }
+}
+
+/// Notes the names `build`'s options from word `index` on tag the image with (`-t app`,
+/// `--tag=app:dev`), as written.
+fn note_built(sink: &mut Sink<'_>, command: &Words<'_>, mut index: usize) {
+    while let Some(word) = command.text(index) {
+        let name = match word {
+            "-t" | "--tag" => {
+                index += 1;
+                command.text(index)
+            }
+            _ => word.strip_prefix("--tag=").or_else(|| {
+                word.strip_prefix("-t")
+                    .filter(|name| !name.is_empty() && !word.starts_with("--"))
+            }),
+        };
+        if let Some(name) = name.map(|name| name.trim_matches(['"', '\''])) {
+            sink.built.push(name.to_owned());
+        }
+        index += 1;
     }
 }
 
