@@ -5,6 +5,8 @@
 //!
 //! Not jobs: the top-level `variables`, `stages`, `include`, `workflow` and `spec` keys, and the
 //! global keywords (`image: {name: …}` at the top is the global image, not a job named `image`).
+//! Not images: the `image` of a job tagged for GitLab's hosted macOS runners (`tags:
+//! [saas-macos-medium-m1]`), which names the virtual machine (`image: macos-14-xcode-15`).
 //!
 //! An image written as one variable, `image: $CI_IMAGE` (or `${CI_IMAGE}`), whose value the
 //! file sets to a literal reference in `variables:` (the job's own, else the top level's) is
@@ -46,7 +48,7 @@ impl Rules for GitlabCi {
             variable_images(map, out);
         }
         if is_job(map.path) {
-            if let Some(image) = map.scalar("image") {
+            if let Some(image) = map.scalar("image").filter(|_| !runs_on_macos(map)) {
                 out.inline(&image, "");
             }
             if let Some(services) = map.get("services") {
@@ -69,6 +71,18 @@ impl Rules for GitlabCi {
             out.inline(&name, "");
         }
     }
+}
+
+/// Whether the job `map` is tagged for GitLab's hosted macOS runners, whose `image` is a
+/// virtual machine's.
+fn runs_on_macos(map: &Map<'_, '_>) -> bool {
+    map.get("tags").is_some_and(|tags| {
+        map.doc
+            .items(tags)
+            .iter()
+            .filter_map(|item| map.doc.scalar(item))
+            .any(|tag| tag.value.starts_with("saas-macos-"))
+    })
 }
 
 /// The images of the file written as one variable (`$NAME`, `${NAME}`) that `variables:` sets

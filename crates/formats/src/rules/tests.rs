@@ -206,6 +206,17 @@ fn a_gitlab_image_named_by_a_variable_is_pinned_where_the_variable_is_set() {
     );
 }
 
+/// A job on GitLab's hosted macOS runners names a virtual machine in `image`; its other jobs'
+/// images are containers.
+#[test]
+fn a_gitlab_macos_job_s_image_is_a_machine() {
+    let text = "build-ios:\n  image: macos-14-xcode-15\n  tags:\n    - saas-macos-medium-m1\n  script: [xcodebuild]\nlint:\n  image: ruby:3.3\n  tags: [saas-linux-small-amd64]\n";
+    assert_eq!(
+        shapes(FileKind::GitlabCi, text),
+        [(7, 10, Status::Floating, "ruby:3.3".to_owned())]
+    );
+}
+
 #[test]
 fn a_merged_compose_base_is_pinned_once_and_an_override_stays_its_own() {
     let text = "x-base: &base\n  image: redis:7\n  restart: always\nservices:\n  a:\n    <<: *base\n  b:\n    <<: *base\n    image: postgres:16\n";
