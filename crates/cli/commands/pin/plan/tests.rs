@@ -218,7 +218,11 @@ fn plans() {
 #[test]
 fn a_tag_is_looked_up_once_across_files() {
     let files = [
-        scanned("a.yaml", FileKind::Yaml, "x:\n  image: busybox\n"),
+        scanned(
+            "a.yaml",
+            FileKind::Yaml,
+            "spec:\n  containers:\n    - image: busybox\n",
+        ),
         scanned(
             "b.yaml",
             FileKind::Yaml,
