@@ -159,8 +159,7 @@ impl Seen<'_> {
         if lines.is_empty() {
             return unsupported(
                 "the chart's templates do not render this value as an image (with its default \
-                 values, `enabled` flags on): it is no image, or one that only other values \
-                 show (a switch other than an `enabled` flag)"
+                 values, `enabled` flags on)"
                     .to_owned(),
             );
         }
