@@ -93,18 +93,47 @@ fn scalar<'t>(doc: Doc<'t>, at: &At, key: &str) -> Option<&'t str> {
     Some(doc.scalar(&get(doc, at, key)?)?.value)
 }
 
-/// What the document at `root` is, when it is a `HelmRelease` or an `Application`.
-pub(crate) fn of_document(doc: Doc<'_>, root: u32) -> Option<ChartValues> {
+/// A document's root as the rules ask it: its `apiVersion` and `kind`, and the chart values
+/// it holds. Read once per document, from one listing of the root's entries.
+pub(crate) struct Root<'t> {
+    pub(crate) api: Option<&'t str>,
+    pub(crate) kind: Option<&'t str>,
+    pub(crate) chart_values: Option<ChartValues>,
+}
+
+/// Reads the root of the document at `root`.
+pub(crate) fn read_root(doc: Doc<'_>, root: u32) -> Root<'_> {
     let root = doc.at(root, &Chain::default());
     if !doc.is_mapping(&root) {
-        return None;
+        return Root {
+            api: None,
+            kind: None,
+            chart_values: None,
+        };
     }
-    if let Some(charts) = helm_charts(doc, &root) {
-        return Some(charts);
+    let entries = entries(doc, &root);
+    let find = |key: &str| entries.iter().find(|e| e.key == key).map(|e| &e.value);
+    let scalar_of = |key: &str| find(key).and_then(|at| doc.scalar(at)).map(|s| s.value);
+    let (api, kind) = (scalar_of("apiVersion"), scalar_of("kind"));
+    let chart_values = match find("helmCharts") {
+        Some(charts) => helm_charts(doc, charts, kind),
+        None => of_resource(doc, api, kind, find("spec")),
+    };
+    Root {
+        api,
+        kind,
+        chart_values,
     }
-    let api = scalar(doc, &root, "apiVersion")?;
-    let kind = scalar(doc, &root, "kind")?;
-    let spec = get(doc, &root, "spec")?;
+}
+
+/// What a resource is, when it is a `HelmRelease` or an `Application` (`spec` is its spec).
+fn of_resource(
+    doc: Doc<'_>,
+    api: Option<&str>,
+    kind: Option<&str>,
+    spec: Option<&At>,
+) -> Option<ChartValues> {
+    let (api, kind, spec) = (api?, kind?, spec?);
     let named = |name: Option<&str>, version: Option<&str>| {
         name.map(|name| match version {
             Some(version) => format!("{name} {version}"),
@@ -112,7 +141,7 @@ pub(crate) fn of_document(doc: Doc<'_>, root: u32) -> Option<ChartValues> {
         })
     };
     if kind == "HelmRelease" && api.starts_with("helm.toolkit.fluxcd.io/") {
-        let chart_spec = get(doc, &spec, "chart").and_then(|chart| get(doc, &chart, "spec"));
+        let chart_spec = get(doc, spec, "chart").and_then(|chart| get(doc, &chart, "spec"));
         let chart = chart_spec.and_then(|chart_spec| {
             named(
                 scalar(doc, &chart_spec, "chart"),
@@ -126,8 +155,8 @@ pub(crate) fn of_document(doc: Doc<'_>, root: u32) -> Option<ChartValues> {
     }
     if kind == "Application" && api.starts_with("argoproj.io/") {
         // `spec.source`, or the first of `spec.sources` that names a chart.
-        let sources = get(doc, &spec, "source").into_iter().chain(
-            get(doc, &spec, "sources")
+        let sources = get(doc, spec, "source").into_iter().chain(
+            get(doc, spec, "sources")
                 .map(|sources| doc.items(&sources))
                 .unwrap_or_default(),
         );
@@ -147,15 +176,11 @@ pub(crate) fn of_document(doc: Doc<'_>, root: u32) -> Option<ChartValues> {
 
 /// A Kustomization's `helmCharts` (its `apiVersion` and `kind` may be left out), whose
 /// `valuesInline` configure charts kustomize fetches: named when there is one.
-fn helm_charts(doc: Doc<'_>, root: &At) -> Option<ChartValues> {
-    let charts = get(doc, root, "helmCharts")?;
-    if !matches!(
-        scalar(doc, root, "kind"),
-        None | Some("Kustomization" | "Component")
-    ) {
+fn helm_charts(doc: Doc<'_>, charts: &At, kind: Option<&str>) -> Option<ChartValues> {
+    if !matches!(kind, None | Some("Kustomization" | "Component")) {
         return None;
     }
-    let items = doc.items(&charts);
+    let items = doc.items(charts);
     let chart = match items.as_slice() {
         [only] => scalar(doc, only, "name").map(|name| match scalar(doc, only, "version") {
             Some(version) => format!("{name} {version}"),

@@ -34,19 +34,22 @@ pub(crate) struct KubernetesAndHelm;
 
 impl Rules for KubernetesAndHelm {
     fn mapping(&self, map: &Map<'_, '_>, out: &mut Out<'_>) {
-        if map
-            .scalar("language")
-            .is_some_and(|language| language.value == "docker_image")
-        {
-            hook_image(map, out);
-            return;
-        }
         // Split maps have a `repository` or an `image`; most mappings have neither.
         let interesting = map
             .entries
             .iter()
             .any(|e| is_image_key(e.key) || e.key == "repository");
-        if !interesting || map.parent() == Some("properties") || in_schema(map) {
+        if !interesting {
+            // A pre-commit hook's keys (`entry`, `language: docker_image`) hold neither.
+            if map
+                .scalar("language")
+                .is_some_and(|language| language.value == "docker_image")
+            {
+                hook_image(map, out);
+            }
+            return;
+        }
+        if map.parent() == Some("properties") || in_schema(map) {
             // A schema (CRD openAPIV3Schema, JSON schema): property definitions and their
             // `default:` and `example:` values, not images anything runs.
             return;
@@ -108,24 +111,11 @@ const UNTAGGED_OUTSIDE_CONTAINERS: &str = "no tag or digest is written, and outs
      containers another field may complete this image (a `tag`, `version` or registry key \
      beside it) or the value may name something else: `:latest@sha256:…` is not written here";
 
-/// Whether the document at `root` names repositories, not images to pull, under its image
-/// keys: Flux's `ImageRepository` (`spec.image` is scanned for tags) and kbld's `Config` (its
+/// Whether a document of `api` and `kind` names repositories, not images to pull, under its
+/// image keys: Flux's `ImageRepository` (`spec.image` is scanned for tags) and kbld's `Config` (its
 /// `overrides` match images by name, its `destinations` name where to push).
-pub(crate) fn names_no_images(doc: super::Doc<'_>, root: u32) -> bool {
-    let root = doc.at(root, &super::walk::Chain::default());
-    if !doc.is_mapping(&root) {
-        return false;
-    }
-    let mut entries = Vec::new();
-    doc.entries_into(&root, &mut entries);
-    let scalar = |key: &str| {
-        entries
-            .iter()
-            .find(|e| e.key == key)
-            .and_then(|e| doc.scalar(&e.value))
-            .map(|s| s.value)
-    };
-    match (scalar("apiVersion"), scalar("kind")) {
+pub(crate) fn names_no_images(api: Option<&str>, kind: Option<&str>) -> bool {
+    match (api, kind) {
         (Some(api), Some(kind)) => {
             api.starts_with("image.toolkit.fluxcd.io/") && kind == "ImageRepository"
                 || api.starts_with("kbld.k14s.io/")

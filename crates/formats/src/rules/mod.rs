@@ -290,13 +290,14 @@ pub(crate) fn apply_with<'t>(
     let aliased = walk::aliased(tree);
     for (index, root) in tree.documents.iter().enumerate() {
         let Some(root) = root else { continue };
+        let document = chart_values::read_root(doc, *root);
         let mut visitor = RuleVisitor {
             rules,
             out: Out {
                 text: sink.text,
                 structure,
-                chart_values: chart_values::of_document(doc, *root),
-                no_images: kubernetes::names_no_images(doc, *root),
+                chart_values: document.chart_values,
+                no_images: kubernetes::names_no_images(document.api, document.kind),
                 candidates: Vec::new(),
             },
         };
