@@ -882,7 +882,7 @@ fn chart_values_and_flux_markers() {
                     .iter()
                     .map(|f| (f.line, f.column, f.status, f.text.clone(), describe(f)))
                     .collect();
-            assert_eq!(got, [expected.clone()], "{input:?}");
+            assert_eq!(got, std::slice::from_ref(&expected), "{input:?}");
         }
     }
     // A Kustomize newTag with a marker (Flux's setter) is not written either.
