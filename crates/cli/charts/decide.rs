@@ -328,6 +328,12 @@ impl SourceRenderer<'_> {
         }
     }
 
+    /// Every rendering of the flag setting `images`: the sentinels, then [`Self::rest`].
+    fn render_all(&self, images: &ValuesImages) -> Result<Rendered3, String> {
+        self.render(images, Render::Sentinels)
+            .and_then(|(sentinels, _)| self.rest(images, sentinels))
+    }
+
     /// The renderings after the sentinels, and the originals for the proof.
     fn rest(&self, images: &ValuesImages, sentinels: Rendered) -> Result<Rendered3, String> {
         let (undigested, blocked) = self.render(images, Render::Undigested)?;
@@ -370,14 +376,8 @@ impl SourceRenderer<'_> {
         if images.disabled.is_empty() || !decisions.iter().any(writable) {
             return;
         }
-        let every = ValuesImages {
-            every_flag: true,
-            ..images.clone()
-        };
-        let found = self
-            .render(&every, Render::Sentinels)
-            .and_then(|(sentinels, _)| self.rest(&every, sentinels));
-        let Ok((renderings, blocked, _)) = found else {
+        let every = every_flag(images);
+        let Ok((renderings, blocked, _)) = self.render_all(&every) else {
             return;
         };
         // tagpin's own reading could not evaluate a line that reads the map with those flags:
@@ -429,15 +429,9 @@ impl SourceRenderer<'_> {
                 disabled: Vec::new(),
                 every_flag: false,
             },
-            Flags::Every => ValuesImages {
-                every_flag: true,
-                ..images.clone()
-            },
+            Flags::Every => every_flag(images),
         };
-        let found = self
-            .render(&own_flags, Render::Sentinels)
-            .and_then(|(sentinels, _)| self.rest(&own_flags, sentinels));
-        let Ok((renderings, _, originals)) = found else {
+        let Ok((renderings, _, originals)) = self.render_all(&own_flags) else {
             return;
         };
         let again_decided = chart::decide(&own_flags, &renderings, app_version);
@@ -456,6 +450,14 @@ impl SourceRenderer<'_> {
             failed: originals.failed,
             decided: shown,
         });
+    }
+}
+
+/// `images` with every `enabled: false` of the values turned on.
+fn every_flag(images: &ValuesImages) -> ValuesImages {
+    ValuesImages {
+        every_flag: true,
+        ..images.clone()
     }
 }
 
