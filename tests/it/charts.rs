@@ -1407,6 +1407,22 @@ fn an_image_line_inside_range_that_reads_the_root_is_pinned_as_helm_renders_it()
     }
 }
 
+/// `scan . --format json` of the tree of `context`, with Helm or without: its JSON.
+fn scan_json(context: &TestContext, helm: bool) -> serde_json::Value {
+    let mut args = vec![
+        "scan".to_owned(),
+        ".".to_owned(),
+        "--format".to_owned(),
+        "json".to_owned(),
+    ];
+    if helm {
+        args.extend(crate::helm::args());
+    } else {
+        args.extend(["--helm".to_owned(), "none".to_owned()]);
+    }
+    context.run(&args).json()
+}
+
 /// `pin . --write` of the tree of `context`, against a registry that holds only
 /// `ghcr.io/acme/app:1.2`, with Helm or without: the run (which succeeded) and that digest.
 fn pin_app(context: &TestContext, helm: bool) -> (crate::context::Run, String) {
@@ -1984,14 +2000,7 @@ fn with_helm_a_tag_a_switched_off_template_also_uses_is_not_written() {
             ],
             false,
         );
-        let mut args = vec![
-            "scan".to_owned(),
-            ".".to_owned(),
-            "--format".to_owned(),
-            "json".to_owned(),
-        ];
-        args.extend(crate::helm::args());
-        let scan = context.run(&args).json();
+        let scan = scan_json(&context, true);
         let row = crate::context::reference(&scan, "m/values.yaml", 2);
         if let Some(ending) = expected {
             let reason = row["unwritable"]
@@ -2045,18 +2054,7 @@ fn a_tag_a_named_template_uses_only_with_a_feature_on_is_not_written() {
             ],
             false,
         );
-        let mut args = vec![
-            "scan".to_owned(),
-            ".".to_owned(),
-            "--format".to_owned(),
-            "json".to_owned(),
-        ];
-        if helm {
-            args.extend(crate::helm::args());
-        } else {
-            args.extend(["--helm".to_owned(), "none".to_owned()]);
-        }
-        let scan = context.run(&args).json();
+        let scan = scan_json(&context, helm);
         let row = crate::context::reference(&scan, "m/values.yaml", 2);
         if uses {
             let reason = row["unwritable"]
@@ -2100,14 +2098,7 @@ fn with_helm_a_map_read_unfollowably_in_a_file_helm_does_not_render_is_not_writt
             files.push(("m/templates/pvc.yaml", pvc));
         }
         context.write_all(&files, false);
-        let mut args = vec![
-            "scan".to_owned(),
-            ".".to_owned(),
-            "--format".to_owned(),
-            "json".to_owned(),
-        ];
-        args.extend(crate::helm::args());
-        let scan = context.run(&args).json();
+        let scan = scan_json(&context, true);
         let row = crate::context::reference(&scan, "m/values.yaml", 2);
         if claim {
             let reason = row["unwritable"]
