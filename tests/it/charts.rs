@@ -2178,3 +2178,74 @@ fn a_name_and_tag_map_is_pinned_as_helm_renders_it() {
     let values = "hub:\n  image:\n    name: ghcr.io/acme/app\n    tag: \"1.2\"\n    pullPolicy: IfNotPresent\n";
     assert_pinned_as_helm_renders("", pod, values, "image: ghcr.io/acme/app:1.2@DIGEST");
 }
+
+/// A tag the chart follows with more once a key beside it is set (`suffix: ""` in a helper's
+/// `{{ .tag }}{{ .separator }}{{ .suffix }}`, `flavor: ""` in an inline `with`, `debug: false`
+/// adding `-debug`) is not given the digest, with Helm and without: a user who sets the key
+/// would get `tag@sha256:…-alpine`. A key beside the map that never follows the tag
+/// (`pullSecret: ""`) leaves the map pinned.
+#[test]
+fn a_tag_followed_by_a_suffix_empty_by_default_is_not_written() {
+    let suffix_helper = "{{- define \"m.tag\" -}}\n{{- if .Values.image.suffix -}}\n{{ .Values.image.tag }}{{ .Values.image.separator }}{{ .Values.image.suffix }}\n{{- else -}}\n{{ .Values.image.tag }}\n{{- end -}}\n{{- end -}}\n";
+    // The values beside the map, the image field, and the key the reason names (none: pinned).
+    let cases = [
+        (
+            "  separator: \"-\"\n  suffix: \"\"\n",
+            "{{ .Values.image.repository }}:{{ include \"m.tag\" . }}",
+            Some("`image.suffix`"),
+        ),
+        (
+            "  flavor: ''\n",
+            "\"{{ .Values.image.repository }}:{{ .Values.image.tag }}{{ with .Values.image.flavor }}-{{ . }}{{ end }}\"",
+            Some("`image.flavor`"),
+        ),
+        (
+            "  debug: false\n",
+            "{{ .Values.image.repository }}:{{ .Values.image.tag }}{{ if .Values.image.debug }}-debug{{ end }}",
+            Some("`image.debug`"),
+        ),
+        (
+            "  pullSecret: \"\"\n",
+            "{{ .Values.image.repository }}:{{ .Values.image.tag }}",
+            None,
+        ),
+    ];
+    for helm in [false, true] {
+        for (beside, image, named) in cases {
+            let context = TestContext::new();
+            let values =
+                format!("image:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n{beside}");
+            let deploy = format!(
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: {image}\n"
+            );
+            context.write_all(
+                &[
+                    ("m/Chart.yaml", "apiVersion: v2\nname: m\nversion: 1.0.0\n"),
+                    ("m/values.yaml", &values),
+                    ("m/templates/_helpers.tpl", suffix_helper),
+                    ("m/templates/deploy.yaml", &deploy),
+                ],
+                false,
+            );
+            let scan = scan_json(&context, helm);
+            let row = crate::context::reference(&scan, "m/values.yaml", 2);
+            match named {
+                Some(key) => {
+                    let reason = row["unwritable"]
+                        .as_str()
+                        .unwrap_or_else(|| panic!("helm {helm}, {beside}: {scan}"));
+                    assert_eq!(
+                        reason,
+                        format!(
+                            "the chart writes more after this map's tag in the image when {key} \
+                             is set (off here), so a digest appended to the tag would land \
+                             inside the tag then, and the map has no digest key"
+                        ),
+                        "helm {helm}"
+                    );
+                }
+                None => assert!(row.get("unwritable").is_none(), "helm {helm}: {scan}"),
+            }
+        }
+    }
+}

@@ -73,6 +73,7 @@ pub(super) fn render_and_decide(
     }
     source_renderer.with_flags(images, &mut decisions, &mut sets, app_version, Flags::Every);
     source_renderer.take_back_with_every_flag(images, &mut decisions, app_version);
+    source_renderer.take_back_switched(images, &mut decisions);
     if helm.is_some() {
         take_back_other_uses(chart, source, app_version, &renderings, &mut decisions);
     }
@@ -332,6 +333,18 @@ impl SourceRenderer<'_> {
     fn render_all(&self, images: &ValuesImages) -> Result<Rendered3, String> {
         self.render(images, Render::Sentinels)
             .and_then(|(sentinels, _)| self.rest(images, sentinels))
+    }
+
+    /// Takes back the digests appended to tags that the chart follows with more once a key
+    /// off beside the map is on (see [`chart::take_back_switched`]). A chart that refuses
+    /// them on (a schema, a `required` they lead to) keeps its decisions.
+    fn take_back_switched(&self, images: &ValuesImages, decisions: &mut [Decision]) {
+        if !chart::needs_switched(images, decisions) {
+            return;
+        }
+        if let Ok((switched, _)) = self.render(images, Render::Switched) {
+            chart::take_back_switched(images, decisions, &switched);
+        }
     }
 
     /// The renderings after the sentinels, and the originals for the proof.

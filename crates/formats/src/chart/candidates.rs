@@ -105,6 +105,22 @@ pub struct Candidate {
     /// A map of the chart's values that an overlay sets parts of (see [`overlay_images`]):
     /// an image, whatever a rendering shows.
     pub overlaid: bool,
+    /// The keys beside a split map's parts that are off by default: an empty string or
+    /// `false` (`suffix: ""`, `debug: false`). A chart may write more after the tag once one
+    /// is set (`{{ .tag }}{{ with .suffix }}-{{ . }}{{ end }}`), where an appended digest
+    /// would land inside the tag: [`sentinel::Render::Switched`] sets them to find out.
+    ///
+    /// [`sentinel::Render::Switched`]: super::sentinel::Render::Switched
+    pub off_beside: Vec<(String, Off)>,
+}
+
+/// How a key beside a split map's parts is off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Off {
+    /// `""`.
+    Empty,
+    /// `false`.
+    False,
 }
 
 impl Candidate {
@@ -296,6 +312,7 @@ impl<'t> Visitor<'t> for Collect<'_> {
                     shape,
                     span,
                     overlaid: false,
+                    off_beside: off_beside(doc, entries),
                 });
             }
             return;
@@ -316,6 +333,7 @@ impl<'t> Visitor<'t> for Collect<'_> {
                         shape,
                         span,
                         overlaid: false,
+                        off_beside: Vec::new(),
                     });
                 }
                 continue;
@@ -337,10 +355,40 @@ impl<'t> Visitor<'t> for Collect<'_> {
                     span: part.span.clone(),
                     shape: Shape::Inline(part),
                     overlaid: false,
+                    off_beside: Vec::new(),
                 });
             }
         }
     }
+}
+
+/// The keys of a split map's `entries` that are not its parts and are off: a quoted empty
+/// string, or a plain `false`.
+fn off_beside(doc: Doc<'_>, entries: &[Entry<'_>]) -> Vec<(String, Off)> {
+    const PARTS: &[&str] = &[
+        "registry",
+        "repository",
+        "image",
+        "tag",
+        "version",
+        "digest",
+        "sha",
+        // A flag the renderings turn on already.
+        "enabled",
+    ];
+    entries
+        .iter()
+        .filter(|e| !PARTS.contains(&e.key))
+        .filter_map(|e| {
+            let scalar = doc.scalar(&e.value)?;
+            let off = match scalar.style {
+                Style::Plain if scalar.value == "false" => Off::False,
+                Style::Single | Style::Double if scalar.value.is_empty() => Off::Empty,
+                _ => return None,
+            };
+            Some((e.key.to_owned(), off))
+        })
+        .collect()
 }
 
 /// An image key's value `{name: quay.io/jupyterhub/k8s-hub, tag: "4.1.0"}` (the `JupyterHub`
@@ -510,6 +558,7 @@ pub(crate) fn overlay_images_of(
             },
             span,
             overlaid: true,
+            off_beside: Vec::new(),
         });
     }
     for flag in base.disabled {

@@ -16,12 +16,12 @@ use std::ops::Range;
 
 use tagpin_reference::ImageReference;
 
-use super::candidates::{Candidate, Part, Shape, ValuesImages};
+use super::candidates::{Candidate, Off, Part, Shape, ValuesImages};
 use super::rendered::{Image, Rendered, Run};
 use super::sentinel;
 use crate::EditSite;
 
-/// The three renderings [`decide`] reads (see [`sentinel::Render`]).
+/// The renderings [`decide`] reads (see [`sentinel::Render`]).
 #[derive(Clone, Debug, Default)]
 pub struct Renderings {
     pub sentinels: Rendered,
@@ -109,6 +109,72 @@ pub fn decide(
             seen.decide(candidate, app_version)
         })
         .collect()
+}
+
+/// Whether a decision appends a digest to the tag of a map with keys off beside its parts:
+/// [`take_back_switched`] needs the rendering [`sentinel::Render::Switched`] then.
+pub fn needs_switched(images: &ValuesImages, decisions: &[Decision]) -> bool {
+    images
+        .candidates
+        .iter()
+        .zip(decisions)
+        .any(|(c, d)| !c.off_beside.is_empty() && matches!(d.site, EditSite::SplitTag { .. }))
+}
+
+/// Takes back each digest appended to a tag that, in `switched` (the rendering
+/// [`sentinel::Render::Switched`]), the chart follows with more: a suffix empty by default
+/// (`{{ .tag }}{{ with .suffix }}-{{ . }}{{ end }}`), which a user who sets it would find
+/// after the digest.
+pub fn take_back_switched(images: &ValuesImages, decisions: &mut [Decision], switched: &Rendered) {
+    for (i, (candidate, decision)) in images.candidates.iter().zip(decisions).enumerate() {
+        if !matches!(decision.site, EditSite::SplitTag { .. }) {
+            continue;
+        }
+        let Some(keys) = switched_after_tag(i, candidate, switched) else {
+            continue;
+        };
+        let no_digest = match &candidate.shape {
+            Shape::Split {
+                digest: Some(_), ..
+            } => "the chart does not render this map's digest key",
+            _ => "the map has no digest key",
+        };
+        decision.site = EditSite::Unsupported {
+            reason: format!(
+                "the chart writes more after this map's tag in the image when {keys} is set \
+                 (off here), so a digest appended to the tag would land inside the tag then, \
+                 and {no_digest}"
+            ),
+        };
+    }
+}
+
+/// The keys off beside candidate `i`'s map (`` `image.suffix` ``, joined with "or") when,
+/// with them on, the chart writes something after the tag in one of the map's image lines:
+/// those whose value shows there, else the flags (which print nothing of their own), else
+/// all of them.
+fn switched_after_tag(i: usize, candidate: &Candidate, switched: &Rendered) -> Option<String> {
+    if candidate.off_beside.is_empty() {
+        return None;
+    }
+    let tag_token = sentinel::tag(i);
+    let lines = switched.runs(&sentinel::token(i));
+    let after = lines.iter().find_map(|l| text_after(&l.text, &tag_token))?;
+    let off = &candidate.off_beside;
+    let shows = |j: usize| off[j].1 == Off::Empty && after.contains(&sentinel::switched(i, j));
+    let named: Vec<usize> = if (0..off.len()).any(shows) {
+        (0..off.len()).filter(|&j| shows(j)).collect()
+    } else if off.iter().any(|(_, o)| *o == Off::False) {
+        (0..off.len()).filter(|&j| off[j].1 == Off::False).collect()
+    } else {
+        (0..off.len()).collect()
+    };
+    let dotted = candidate.dotted();
+    let keys: Vec<String> = named
+        .into_iter()
+        .map(|j| format!("`{dotted}.{}`", off[j].0))
+        .collect();
+    Some(keys.join(" or "))
 }
 
 /// The part of `shape` that an edit at `site` rewrites.

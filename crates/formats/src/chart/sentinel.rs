@@ -2,18 +2,24 @@
 //!
 //! Each candidate `i` gets values no chart would hold, so that what a rendering prints can be
 //! traced back: a repository `tpsr{i}z`, a name part `tpsn{i}z`, a registry `tpsg{i}z.invalid`, a
-//! tag `99.0.0-tpst{i}z` and a digest `sha256:` followed by 64 hex digits ending in `i`. The `z` ends
-//! each one, so that `tpsr1z` is not found inside `tpsr12z`.
+//! tag `99.0.0-tpst{i}z` and a digest `sha256:` followed by 64 hex digits ending in `i`; the
+//! `j`th empty string beside its parts, where a rendering turns those on, `tpse{i}x{j}z`. The
+//! `z` ends each one, so that `tpsr1z` is not found inside `tpsr12z`.
 
 use serde_json::{Map, Value};
 
-use super::candidates::{Candidate, Shape, ValuesImages};
+use super::candidates::{Candidate, Off, Shape, ValuesImages};
 
 /// Which values a rendering is given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Render {
     /// Every part of every candidate replaced: how each part is used.
     Sentinels,
+    /// As [`Render::Sentinels`], with each key off beside a split map's parts
+    /// ([`Candidate::off_beside`]) turned on: an empty string becomes [`switched`], `false`
+    /// becomes `true`. What the chart then writes after the tag (`-alpine`) is what a user
+    /// who sets one of them gets after a digest appended to the tag.
+    Switched,
     /// The name replaced and digests emptied, tags as written: which image lines are whose,
     /// and the tag the chart uses.
     Names,
@@ -42,9 +48,17 @@ pub fn tag(i: usize) -> String {
     format!("99.0.0-tpst{i}z")
 }
 
+/// The value [`Render::Switched`] gives the empty string under candidate `i`'s `j`th key
+/// of [`Candidate::off_beside`].
+pub fn switched(i: usize, j: usize) -> String {
+    format!("tpse{i}x{j}z")
+}
+
 /// Every sentinel in a rendered text, for [`mask`].
 static SENTINELS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(r"tpsg[0-9]+z\.invalid|99\.0\.0-tpst[0-9]+z|tps[rnt][0-9]+z|d1e5[0-9a-f]{60}")
+    regex::Regex::new(
+        r"tpsg[0-9]+z\.invalid|99\.0\.0-tpst[0-9]+z|tps[rnt][0-9]+z|tpse[0-9]+x[0-9]+z|d1e5[0-9a-f]{60}",
+    )
         .expect("a valid pattern")
 });
 
@@ -106,7 +120,7 @@ fn parts(root: &mut Value, i: usize, candidate: &Candidate, render: Render) {
     let path = &candidate.path;
     match (&candidate.shape, render) {
         (_, Render::Original) | (Shape::Inline(_), Render::Undigested) => {}
-        (Shape::Inline(_), Render::Sentinels) => {
+        (Shape::Inline(_), Render::Sentinels | Render::Switched) => {
             let (parent, key) = path.split_at(path.len() - 1);
             let value = format!("{}:{}", repository(i), tag(i));
             set(root, parent, &key[0], Value::String(value));
@@ -138,11 +152,15 @@ fn parts(root: &mut Value, i: usize, candidate: &Candidate, render: Render) {
             },
             _,
         ) => {
-            let names = matches!(render, Render::Sentinels | Render::Names);
+            let names = matches!(render, Render::Sentinels | Render::Switched | Render::Names);
             if names {
                 set(root, path, &name.key, Value::String(repository(i)));
             }
-            if render == Render::Sentinels {
+            let every_part = matches!(render, Render::Sentinels | Render::Switched);
+            if render == Render::Switched {
+                switch_on(root, i, candidate);
+            }
+            if every_part {
                 if let Some(part) = registry_part {
                     set(root, path, &part.key, Value::String(registry(i)));
                 }
@@ -154,7 +172,7 @@ fn parts(root: &mut Value, i: usize, candidate: &Candidate, render: Render) {
                 }
             }
             if let Some(part) = digest {
-                let value = if render == Render::Sentinels {
+                let value = if every_part {
                     format!("sha256:{}", digest_hex(i))
                 } else {
                     String::new()
@@ -162,6 +180,17 @@ fn parts(root: &mut Value, i: usize, candidate: &Candidate, render: Render) {
                 set(root, path, &part.key, Value::String(value));
             }
         }
+    }
+}
+
+/// Turns on the keys off beside candidate `i`'s parts (see [`Render::Switched`]).
+fn switch_on(root: &mut Value, i: usize, candidate: &Candidate) {
+    for (j, (key, off)) in candidate.off_beside.iter().enumerate() {
+        let on = match off {
+            Off::Empty => Value::String(switched(i, j)),
+            Off::False => Value::Bool(true),
+        };
+        set(root, &candidate.path, key, on);
     }
 }
 

@@ -383,6 +383,58 @@ fn a_tag_the_chart_writes_more_after_takes_no_digest() {
 }
 
 #[test]
+fn a_tag_followed_by_a_key_off_beside_it_is_taken_back() {
+    let values = "image:\n  repository: acme/app\n  tag: \"1.0\"\n  pullSecret: \"\"\n  suffix: ''\n  debug: false\n  pullPolicy: IfNotPresent\n";
+    let images = values_images(Path::new("values.yaml"), values).unwrap();
+    let off: Vec<(&str, Off)> = images.candidates[0]
+        .off_beside
+        .iter()
+        .map(|(key, off)| (key.as_str(), *off))
+        .collect();
+    assert_eq!(
+        off,
+        [
+            ("pullSecret", Off::Empty),
+            ("suffix", Off::Empty),
+            ("debug", Off::False)
+        ]
+    );
+    let switched: serde_json::Value = overrides(&images, Render::Switched);
+    assert_eq!(switched["image"]["suffix"], sentinel::switched(0, 1));
+    assert_eq!(switched["image"]["debug"], true);
+    assert_eq!(switched["image"]["tag"], "99.0.0-tpst0z");
+    // The other renderings leave them as written.
+    assert!(
+        overrides(&images, Render::Sentinels)["image"]
+            .get("suffix")
+            .is_none()
+    );
+    // What the chart writes after the tag once they are on decides, and names the key.
+    let cases = [
+        ("tpsr0z:99.0.0-tpst0z-tpse0x1z", Some("`image.suffix`")),
+        ("tpsr0z:99.0.0-tpst0z-debug", Some("`image.debug`")),
+        ("tpsr0z:99.0.0-tpst0z", None),
+        ("tpse0x0z/tpsr0z:99.0.0-tpst0z", None),
+    ];
+    for (line, named) in cases {
+        let mut decisions =
+            decide_one(values, "tpsr0z:99.0.0-tpst0z", "tpsr0z:1.0", "acme/app:1.0");
+        assert!(needs_switched(&images, &decisions));
+        take_back_switched(&images, &mut decisions, &rendering(&[line], ""));
+        match (named, &decisions[0].site) {
+            (Some(key), EditSite::Unsupported { reason }) => assert!(
+                reason.starts_with(&format!(
+                    "the chart writes more after this map's tag in the image when {key} is set"
+                )),
+                "{line}: {reason}"
+            ),
+            (None, EditSite::SplitTag { .. }) => {}
+            (_, site) => panic!("{line}: {site:?}"),
+        }
+    }
+}
+
+#[test]
 fn a_digest_key_without_a_value_gets_a_quoted_digest() {
     let h = digest_hex(0);
     let digest = Digest::parse(&format!("sha256:{}", "ab".repeat(32))).unwrap();
