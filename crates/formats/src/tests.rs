@@ -377,6 +377,29 @@ fn compose_and_workflow_table() {
         ),
         vec![]
     );
+    // The `image` input of an action that runs it; not that of any other action.
+    assert_eq!(
+        found(
+            FileKind::Workflow,
+            "jobs:\n  a:\n    steps:\n      - uses: addnab/docker-run-action@v3\n        with:\n          image: grafana/k6:0.49\n          run: k6 run\n      - uses: docker/setup-qemu-action@v3\n        with: {image: 'tonistiigi/binfmt:qemu-v8.1.5'}\n      - uses: redhat-actions/buildah-build@v2\n        with:\n          image: my-app:1\n      - uses: addnab/docker-run-action@v3\n        with:\n          image: ${{ env.IMAGE }}\n"
+        ),
+        vec![
+            (6, 18, Floating, "grafana/k6:0.49".into()),
+            (9, 24, Floating, "tonistiigi/binfmt:qemu-v8.1.5".into()),
+            (15, 18, Templated, "${{ env.IMAGE }}".into())
+        ]
+    );
+    // With no tag, another input may complete it: reported, not written.
+    let findings = scan(
+        Path::new("t"),
+        FileKind::Workflow,
+        "jobs:\n  a:\n    steps:\n      - uses: tj-actions/docker-run@v2\n        with:\n          image: alpine\n          name: a\n",
+    )
+    .unwrap();
+    assert!(
+        matches!(&findings[0].site, EditSite::Unsupported { reason } if reason.starts_with("no tag or digest")),
+        "{findings:?}"
+    );
 }
 
 #[test]
