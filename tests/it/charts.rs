@@ -2209,6 +2209,12 @@ fn a_tag_followed_by_a_suffix_empty_by_default_is_not_written() {
             "{{ .Values.image.repository }}:{{ .Values.image.tag }}",
             None,
         ),
+        // A chart that fails once a word changes: rendered again with only what is off on.
+        (
+            "  suffix: \"\"\n  os: linux\n",
+            "{{ if ne .Values.image.os \"linux\" }}{{ fail \"linux only\" }}{{ end }}{{ .Values.image.repository }}:{{ .Values.image.tag }}{{ with .Values.image.suffix }}-{{ . }}{{ end }}",
+            Some("`image.suffix`"),
+        ),
     ];
     for helm in [false, true] {
         for (beside, image, named) in cases {
@@ -2237,9 +2243,9 @@ fn a_tag_followed_by_a_suffix_empty_by_default_is_not_written() {
                     assert_eq!(
                         reason,
                         format!(
-                            "the chart writes more after this map's tag in the image when {key} \
-                             is set (off here), so a digest appended to the tag would land \
-                             inside the tag then, and the map has no digest key"
+                            "the chart writes more after this map's tag in the image once {key} \
+                             changes from its value here, so a digest appended to the tag would \
+                             land inside the tag then, and the map has no digest key"
                         ),
                         "helm {helm}"
                     );
@@ -2247,5 +2253,65 @@ fn a_tag_followed_by_a_suffix_empty_by_default_is_not_written() {
                 None => assert!(row.get("unwritable").is_none(), "helm {helm}: {scan}"),
             }
         }
+    }
+}
+
+/// node-exporter's and vector's charts: the tag comes from `appVersion` and the digest key is
+/// empty, but a key beside the map picks another image (`distroless`, `base`). A digest
+/// written for the defaults would pull their image for a user who sets that key, so it is
+/// not written; a key that changes nothing in the image leaves the digest written.
+#[test]
+fn a_digest_key_beside_a_key_that_picks_another_image_is_not_written() {
+    let helper = "{{- define \"m.image\" -}}\n{{- $tag := printf \"%s%s\" (default .Chart.AppVersion .Values.image.tag) (ternary \"-distroless\" \"\" (.Values.image.distroless | default false)) -}}\n{{- with .Values.image.base }}{{ $tag = printf \"%s-%s\" $tag . }}{{ end -}}\n{{- if .Values.image.digest -}}\n{{ printf \"%s/%s:%s@%s\" .Values.image.registry .Values.image.repository $tag .Values.image.digest }}\n{{- else -}}\n{{ printf \"%s/%s:%s\" .Values.image.registry .Values.image.repository $tag }}\n{{- end -}}\n{{- end -}}\n";
+    let deploy = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: {{ include \"m.image\" . | quote }}\n";
+    let write = |context: &TestContext, beside: &str| {
+        let values = format!(
+            "image:\n  registry: ghcr.io\n  repository: acme/app\n  tag: \"\"\n  digest: \"\"\n{beside}"
+        );
+        context.write_all(
+            &[
+                (
+                    "m/Chart.yaml",
+                    "apiVersion: v2\nname: m\nversion: 1.0.0\nappVersion: \"1.2\"\n",
+                ),
+                ("m/values.yaml", &values),
+                ("m/templates/_helpers.tpl", helper),
+                ("m/templates/deploy.yaml", deploy),
+            ],
+            false,
+        );
+    };
+    let cases = [
+        ("  distroless: false\n", "`image.distroless`"),
+        ("  base: debian\n", "`image.base`"),
+    ];
+    for helm in [false, true] {
+        for (beside, key) in cases {
+            let context = TestContext::new();
+            write(&context, beside);
+            let scan = scan_json(&context, helm);
+            let row = crate::context::reference(&scan, "m/values.yaml", 3);
+            assert_eq!(
+                row["unwritable"].as_str(),
+                Some(
+                    format!(
+                        "the chart writes another image for this map once {key} changes from \
+                         its value here, and the digest written in `image.digest` would pull \
+                         the image of these values in its place"
+                    )
+                    .as_str()
+                ),
+                "helm {helm}: {scan}"
+            );
+        }
+        // A key the image does not use: the digest is written.
+        let context = TestContext::new();
+        write(&context, "  debug: false\n");
+        let (_, digest) = pin_app(&context, helm);
+        let values = std::fs::read_to_string(context.path("m/values.yaml")).unwrap();
+        assert!(
+            values.contains(&format!("  digest: \"{digest}\"\n")),
+            "helm {helm}: {values}"
+        );
     }
 }

@@ -73,7 +73,7 @@ pub(super) fn render_and_decide(
     }
     source_renderer.with_flags(images, &mut decisions, &mut sets, app_version, Flags::Every);
     source_renderer.take_back_with_every_flag(images, &mut decisions, app_version);
-    source_renderer.take_back_switched(images, &mut decisions);
+    source_renderer.take_back_switched(images, &mut decisions, &renderings.names);
     if helm.is_some() {
         take_back_other_uses(chart, source, app_version, &renderings, &mut decisions);
     }
@@ -335,16 +335,45 @@ impl SourceRenderer<'_> {
             .and_then(|(sentinels, _)| self.rest(images, sentinels))
     }
 
-    /// Takes back the digests appended to tags that the chart follows with more once a key
-    /// off beside the map is on (see [`chart::take_back_switched`]). A chart that refuses
-    /// them on (a schema, a `required` they lead to) keeps its decisions.
-    fn take_back_switched(&self, images: &ValuesImages, decisions: &mut [Decision]) {
+    /// Takes back the digests written for maps whose image changes with a key beside them
+    /// (see [`chart::take_back_switched`]); `names` is the rendering [`Render::Names`]. A
+    /// chart that refuses the changed keys (a schema, a `fail` they lead to) is rendered
+    /// again with only those that are off turned on; one that refuses those too keeps its
+    /// decisions.
+    fn take_back_switched(
+        &self,
+        images: &ValuesImages,
+        decisions: &mut [Decision],
+        names: &Rendered,
+    ) {
         if !chart::needs_switched(images, decisions) {
             return;
         }
-        if let Ok((switched, _)) = self.render(images, Render::Switched) {
-            chart::take_back_switched(images, decisions, &switched);
+        if let Some(switched) = self.switched(images, decisions) {
+            chart::take_back_switched(images, decisions, names, &switched);
+            return;
         }
+        // Then only the keys that are off, turned on.
+        let mut off = images.clone();
+        for candidate in &mut off.candidates {
+            candidate.beside.retain(|(_, beside)| beside.is_off());
+        }
+        if !chart::needs_switched(&off, decisions) {
+            return;
+        }
+        if let Some(switched) = self.switched(&off, decisions) {
+            chart::take_back_switched(&off, decisions, names, &switched);
+        }
+    }
+
+    /// The rendering [`Render::Switched`], unless the chart refuses it or the static reading
+    /// cannot follow a map it is for (a `fail` on its line).
+    fn switched(&self, images: &ValuesImages, decisions: &[Decision]) -> Option<Rendered> {
+        let (switched, blocked) = self.render(images, Render::Switched).ok()?;
+        let followed = !blocked
+            .iter()
+            .any(|(i, _)| chart::needs_switched_at(images, decisions, *i));
+        followed.then_some(switched)
     }
 
     /// The renderings after the sentinels, and the originals for the proof.

@@ -105,28 +105,42 @@ pub struct Candidate {
     /// A map of the chart's values that an overlay sets parts of (see [`overlay_images`]):
     /// an image, whatever a rendering shows.
     pub overlaid: bool,
-    /// The keys beside a split map's parts that are off by default: an empty string or
-    /// `false` (`suffix: ""`, `debug: false`). A chart may write more after the tag once one
-    /// is set (`{{ .tag }}{{ with .suffix }}-{{ . }}{{ end }}`), where an appended digest
-    /// would land inside the tag: [`sentinel::Render::Switched`] sets them to find out.
+    /// The keys beside a split map's parts that a user may set to pick a variant of the image
+    /// (`suffix: ""`, `debug: false`, `distroless: true`, `base: debian`). A chart may render
+    /// another image once one changes (`{{ .tag }}{{ with .suffix }}-{{ . }}{{ end }}`): a
+    /// digest appended to the tag would land inside it, and a digest key would pin the
+    /// variant of the defaults in place of the one the user picked.
+    /// [`sentinel::Render::Switched`] changes them all to find out.
     ///
     /// [`sentinel::Render::Switched`]: super::sentinel::Render::Switched
-    pub off_beside: Vec<(String, Off)>,
+    pub beside: Vec<(String, Beside)>,
 }
 
-/// How a key beside a split map's parts is off.
+/// What a key beside a split map's parts holds (see [`Candidate::beside`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Off {
+pub enum Beside {
     /// `""`.
     Empty,
     /// `false`.
     False,
+    /// `true`.
+    True,
+    /// One word (`debian`, `-alpine`, `distroless-libc`).
+    Word,
 }
 
 impl Candidate {
     /// The path as `a.b.image`.
     pub fn dotted(&self) -> String {
         self.path.join(".")
+    }
+}
+
+impl Beside {
+    /// An empty string or `false`: what a user turns on. A chart refuses these less often
+    /// than a changed word or a flag turned off (a schema's list of values, a `fail`).
+    pub fn is_off(self) -> bool {
+        matches!(self, Beside::Empty | Beside::False)
     }
 }
 
@@ -312,7 +326,7 @@ impl<'t> Visitor<'t> for Collect<'_> {
                     shape,
                     span,
                     overlaid: false,
-                    off_beside: off_beside(doc, entries),
+                    beside: beside(doc, entries),
                 });
             }
             return;
@@ -333,7 +347,7 @@ impl<'t> Visitor<'t> for Collect<'_> {
                         shape,
                         span,
                         overlaid: false,
-                        off_beside: Vec::new(),
+                        beside: Vec::new(),
                     });
                 }
                 continue;
@@ -355,16 +369,16 @@ impl<'t> Visitor<'t> for Collect<'_> {
                     span: part.span.clone(),
                     shape: Shape::Inline(part),
                     overlaid: false,
-                    off_beside: Vec::new(),
+                    beside: Vec::new(),
                 });
             }
         }
     }
 }
 
-/// The keys of a split map's `entries` that are not its parts and are off: a quoted empty
-/// string, or a plain `false`.
-fn off_beside(doc: Doc<'_>, entries: &[Entry<'_>]) -> Vec<(String, Off)> {
+/// The keys of a split map's `entries` that are not its parts and may pick a variant of the
+/// image: a quoted empty string, a plain `true` or `false`, or one word.
+fn beside(doc: Doc<'_>, entries: &[Entry<'_>]) -> Vec<(String, Beside)> {
     const PARTS: &[&str] = &[
         "registry",
         "repository",
@@ -375,20 +389,42 @@ fn off_beside(doc: Doc<'_>, entries: &[Entry<'_>]) -> Vec<(String, Off)> {
         "sha",
         // A flag the renderings turn on already.
         "enabled",
+        // Never part of the image, and a schema may hold them to a list of values.
+        "pullPolicy",
+        "imagePullPolicy",
     ];
     entries
         .iter()
         .filter(|e| !PARTS.contains(&e.key))
         .filter_map(|e| {
             let scalar = doc.scalar(&e.value)?;
-            let off = match scalar.style {
-                Style::Plain if scalar.value == "false" => Off::False,
-                Style::Single | Style::Double if scalar.value.is_empty() => Off::Empty,
+            let plain = scalar.style == Style::Plain;
+            let quoted = matches!(scalar.style, Style::Single | Style::Double);
+            let value = scalar.value;
+            let beside = match value {
+                "false" if plain => Beside::False,
+                "true" if plain => Beside::True,
+                "" if quoted => Beside::Empty,
+                _ if (plain || quoted) && is_word(value) => Beside::Word,
                 _ => return None,
             };
-            Some((e.key.to_owned(), off))
+            Some((e.key.to_owned(), beside))
         })
         .collect()
+}
+
+/// Whether `value` is a word a chart may put into an image (`debian`, `-alpine`): letters
+/// first or after a dash, then letters, digits, `.`, `_` and `-`; not a YAML keyword.
+fn is_word(value: &str) -> bool {
+    let rest = value.strip_prefix('-').unwrap_or(value);
+    rest.starts_with(|c: char| c.is_ascii_alphabetic())
+        && rest
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        && !matches!(
+            value.to_ascii_lowercase().as_str(),
+            "null" | "true" | "false" | "yes" | "no" | "on" | "off"
+        )
 }
 
 /// An image key's value `{name: quay.io/jupyterhub/k8s-hub, tag: "4.1.0"}` (the `JupyterHub`
@@ -558,7 +594,7 @@ pub(crate) fn overlay_images_of(
             },
             span,
             overlaid: true,
-            off_beside: Vec::new(),
+            beside: Vec::new(),
         });
     }
     for flag in base.disabled {

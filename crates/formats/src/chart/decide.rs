@@ -10,13 +10,14 @@
 //! | no digest key renders, the tag also feeds something else (a label, `version:`) | none, naming where |
 //! | no digest key renders, the chart writes more after the tag (`-alpine`) | none |
 //! | a digest key with no value (`digest:`) renders | the digest, quoted, in its place |
+//! | a key beside the map picks another image ([`take_back_switched`], a fourth rendering) | none, naming the key |
 //! | a string under an image key, used only as the image | `@sha256:…` appended to it |
 
 use std::ops::Range;
 
 use tagpin_reference::ImageReference;
 
-use super::candidates::{Candidate, Off, Part, Shape, ValuesImages};
+use super::candidates::{Beside, Candidate, Part, Shape, ValuesImages};
 use super::rendered::{Image, Rendered, Run};
 use super::sentinel;
 use crate::EditSite;
@@ -111,70 +112,115 @@ pub fn decide(
         .collect()
 }
 
-/// Whether a decision appends a digest to the tag of a map with keys off beside its parts:
-/// [`take_back_switched`] needs the rendering [`sentinel::Render::Switched`] then.
+/// Whether a decision writes a digest for a map with keys beside its parts that may pick
+/// another image: [`take_back_switched`] needs the rendering [`sentinel::Render::Switched`].
 pub fn needs_switched(images: &ValuesImages, decisions: &[Decision]) -> bool {
-    images
-        .candidates
-        .iter()
-        .zip(decisions)
-        .any(|(c, d)| !c.off_beside.is_empty() && matches!(d.site, EditSite::SplitTag { .. }))
+    (0..decisions.len()).any(|i| needs_switched_at(images, decisions, i))
 }
 
-/// Takes back each digest appended to a tag that, in `switched` (the rendering
-/// [`sentinel::Render::Switched`]), the chart follows with more: a suffix empty by default
-/// (`{{ .tag }}{{ with .suffix }}-{{ . }}{{ end }}`), which a user who sets it would find
-/// after the digest.
-pub fn take_back_switched(images: &ValuesImages, decisions: &mut [Decision], switched: &Rendered) {
+/// Whether candidate `i` is one [`needs_switched`] looks for: a rendering that could not
+/// follow it tells nothing of it.
+pub fn needs_switched_at(images: &ValuesImages, decisions: &[Decision], i: usize) -> bool {
+    let (Some(candidate), Some(decision)) = (images.candidates.get(i), decisions.get(i)) else {
+        return false;
+    };
+    !candidate.beside.is_empty() && writes_for_split(&decision.site)
+}
+
+fn writes_for_split(site: &EditSite) -> bool {
+    matches!(
+        site,
+        EditSite::SplitTag { .. } | EditSite::SplitDigest { .. } | EditSite::InsertKey { .. }
+    )
+}
+
+/// Takes back each digest written for a map whose image, in `switched` (the rendering
+/// [`sentinel::Render::Switched`]), differs from the one in `names` ([`sentinel::Render::Names`]):
+/// a key beside the map picks another image (`suffix`, `distroless`, `base`). A user who sets
+/// it would find a digest appended to the tag inside the new tag, or a digest key pinning the
+/// image of the defaults in place of the one asked for.
+pub fn take_back_switched(
+    images: &ValuesImages,
+    decisions: &mut [Decision],
+    names: &Rendered,
+    switched: &Rendered,
+) {
     for (i, (candidate, decision)) in images.candidates.iter().zip(decisions).enumerate() {
-        if !matches!(decision.site, EditSite::SplitTag { .. }) {
+        if candidate.beside.is_empty() || !writes_for_split(&decision.site) {
             continue;
         }
-        let Some(keys) = switched_after_tag(i, candidate, switched) else {
+        let token = sentinel::token(i);
+        let before: Vec<String> = names.runs(&token).into_iter().map(|r| r.text).collect();
+        let Some(after) = switched
+            .runs(&token)
+            .into_iter()
+            .map(|r| r.text)
+            .find(|text| !before.contains(text))
+        else {
             continue;
         };
-        let no_digest = match &candidate.shape {
-            Shape::Split {
-                digest: Some(_), ..
-            } => "the chart does not render this map's digest key",
-            _ => "the map has no digest key",
+        let keys = switched_keys(i, candidate, &after);
+        let Shape::Split { digest, .. } = &candidate.shape else {
+            continue;
         };
-        decision.site = EditSite::Unsupported {
-            reason: format!(
-                "the chart writes more after this map's tag in the image when {keys} is set \
-                 (off here), so a digest appended to the tag would land inside the tag then, \
-                 and {no_digest}"
-            ),
+        let reason = if matches!(decision.site, EditSite::SplitTag { .. }) {
+            let extends = before.iter().any(|b| after.starts_with(b.as_str()));
+            let (what, then) = if extends {
+                (
+                    "more after this map's tag in the image",
+                    "land inside the tag",
+                )
+            } else {
+                ("another image for this map", "pin the wrong image")
+            };
+            format!(
+                "the chart writes {what} once {keys} changes from its value here, so a digest \
+                 appended to the tag would {then} then, and {}",
+                no_digest(digest.is_some())
+            )
+        } else {
+            let key = digest.as_ref().map_or("digest", |d| d.key.as_str());
+            format!(
+                "the chart writes another image for this map once {keys} changes from its value \
+                 here, and the digest written in `{}.{key}` would pull the image of these values \
+                 in its place",
+                candidate.dotted()
+            )
         };
+        decision.site = EditSite::Unsupported { reason };
     }
 }
 
-/// The keys off beside candidate `i`'s map (`` `image.suffix` ``, joined with "or") when,
-/// with them on, the chart writes something after the tag in one of the map's image lines:
-/// those whose value shows there, else the flags (which print nothing of their own), else
-/// all of them.
-fn switched_after_tag(i: usize, candidate: &Candidate, switched: &Rendered) -> Option<String> {
-    if candidate.off_beside.is_empty() {
-        return None;
-    }
-    let tag_token = sentinel::tag(i);
-    let lines = switched.runs(&sentinel::token(i));
-    let after = lines.iter().find_map(|l| text_after(&l.text, &tag_token))?;
-    let off = &candidate.off_beside;
-    let shows = |j: usize| off[j].1 == Off::Empty && after.contains(&sentinel::switched(i, j));
-    let named: Vec<usize> = if (0..off.len()).any(shows) {
-        (0..off.len()).filter(|&j| shows(j)).collect()
-    } else if off.iter().any(|(_, o)| *o == Off::False) {
-        (0..off.len()).filter(|&j| off[j].1 == Off::False).collect()
+/// Why a split map's digest cannot go into a digest key: the map has none (whether the chart
+/// would render one is not known), or the chart does not render the one it has.
+fn no_digest(has_digest_key: bool) -> &'static str {
+    if has_digest_key {
+        "the chart does not render this map's digest key"
     } else {
-        (0..off.len()).collect()
+        "the map has no digest key"
+    }
+}
+
+/// The keys beside candidate `i`'s map (`` `image.suffix` ``, joined with "or") that may have
+/// made the chart render `image`: the strings whose value shows in it, else the flags (which
+/// print nothing of their own), else all of them.
+fn switched_keys(i: usize, candidate: &Candidate, image: &str) -> String {
+    let beside = &candidate.beside;
+    let string = |j: usize| matches!(beside[j].1, Beside::Empty | Beside::Word);
+    let shows = |j: usize| string(j) && image.contains(&sentinel::switched(i, j));
+    let named: Vec<usize> = if (0..beside.len()).any(shows) {
+        (0..beside.len()).filter(|&j| shows(j)).collect()
+    } else if (0..beside.len()).any(|j| !string(j)) {
+        (0..beside.len()).filter(|&j| !string(j)).collect()
+    } else {
+        (0..beside.len()).collect()
     };
     let dotted = candidate.dotted();
     let keys: Vec<String> = named
         .into_iter()
-        .map(|j| format!("`{dotted}.{}`", off[j].0))
+        .map(|j| format!("`{dotted}.{}`", beside[j].0))
         .collect();
-    Some(keys.join(" or "))
+    keys.join(" or ")
 }
 
 /// The part of `shape` that an edit at `site` rewrites.
@@ -443,7 +489,16 @@ impl Seen<'_> {
             let used = split.used_tag.as_deref().unwrap_or("latest");
             let source = match split.tag_source_of_empty() {
                 TagSource::AppVersion => format!("the chart's appVersion (`{used}`)"),
-                _ => format!("outside this map (`{used}`: another value, or the chart)"),
+                _ => match split
+                    .app_version
+                    .filter(|v| !v.is_empty() && used.contains(v))
+                {
+                    Some(version) => format!(
+                        "the chart's appVersion (`{version}`) with more the chart writes around \
+                         it (`{used}`)"
+                    ),
+                    None => format!("outside this map (`{used}`: another value, or the chart)"),
+                },
             };
             return Err(format!("the tag comes from {source}, and {}", split.no_digest()).into());
         };
@@ -545,14 +600,9 @@ impl Split<'_> {
         self.source_of(target.tag().unwrap_or_default())
     }
 
-    /// Why the digest cannot go into a digest key: the map has none (whether the chart would
-    /// render one is not known), or the chart does not render the one it has.
+    /// See [`no_digest`].
     fn no_digest(&self) -> &'static str {
-        if self.digest.is_some() {
-            "the chart does not render this map's digest key"
-        } else {
-            "the map has no digest key"
-        }
+        no_digest(self.digest.is_some())
     }
 
     fn tag_source_of_empty(&self) -> TagSource {

@@ -29,9 +29,11 @@ mod values_json;
 
 pub use crate::rules::chart_values::ChartSource;
 pub(crate) use candidates::Collect;
-pub use candidates::{Candidate, Off, Part, Shape, ValuesImages, overlay_images, values_images};
+pub use candidates::{Beside, Candidate, Part, Shape, ValuesImages, overlay_images, values_images};
 pub use constraint::satisfies;
-pub use decide::{Decision, Renderings, TagSource, decide, needs_switched, take_back_switched};
+pub use decide::{
+    Decision, Renderings, TagSource, decide, needs_switched, needs_switched_at, take_back_switched,
+};
 pub use embedded::{EmbeddedValues, embedded_values};
 pub use prove::{Expected, prove};
 pub use rendered::{Document, Image, Rendered};

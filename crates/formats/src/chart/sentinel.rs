@@ -8,17 +8,17 @@
 
 use serde_json::{Map, Value};
 
-use super::candidates::{Candidate, Off, Shape, ValuesImages};
+use super::candidates::{Beside, Candidate, Shape, ValuesImages};
 
 /// Which values a rendering is given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Render {
     /// Every part of every candidate replaced: how each part is used.
     Sentinels,
-    /// As [`Render::Sentinels`], with each key off beside a split map's parts
-    /// ([`Candidate::off_beside`]) turned on: an empty string becomes [`switched`], `false`
-    /// becomes `true`. What the chart then writes after the tag (`-alpine`) is what a user
-    /// who sets one of them gets after a digest appended to the tag.
+    /// As [`Render::Names`], with each key beside a split map's parts
+    /// ([`Candidate::beside`]) changed: a string becomes [`switched`], a flag its opposite.
+    /// An image that differs from the one of [`Render::Names`] is what a user who sets one
+    /// of them gets, with the digest tagpin wrote for the defaults.
     Switched,
     /// The name replaced and digests emptied, tags as written: which image lines are whose,
     /// and the tag the chart uses.
@@ -48,8 +48,8 @@ pub fn tag(i: usize) -> String {
     format!("99.0.0-tpst{i}z")
 }
 
-/// The value [`Render::Switched`] gives the empty string under candidate `i`'s `j`th key
-/// of [`Candidate::off_beside`].
+/// The value [`Render::Switched`] gives the string under candidate `i`'s `j`th key of
+/// [`Candidate::beside`].
 pub fn switched(i: usize, j: usize) -> String {
     format!("tpse{i}x{j}z")
 }
@@ -120,12 +120,12 @@ fn parts(root: &mut Value, i: usize, candidate: &Candidate, render: Render) {
     let path = &candidate.path;
     match (&candidate.shape, render) {
         (_, Render::Original) | (Shape::Inline(_), Render::Undigested) => {}
-        (Shape::Inline(_), Render::Sentinels | Render::Switched) => {
+        (Shape::Inline(_), Render::Sentinels) => {
             let (parent, key) = path.split_at(path.len() - 1);
             let value = format!("{}:{}", repository(i), tag(i));
             set(root, parent, &key[0], Value::String(value));
         }
-        (Shape::Inline(part), Render::Names) => {
+        (Shape::Inline(part), Render::Names | Render::Switched) => {
             // The tag as written stays, so the rendering shows the chart's own tag.
             let tag = part
                 .text
@@ -156,9 +156,9 @@ fn parts(root: &mut Value, i: usize, candidate: &Candidate, render: Render) {
             if names {
                 set(root, path, &name.key, Value::String(repository(i)));
             }
-            let every_part = matches!(render, Render::Sentinels | Render::Switched);
+            let every_part = render == Render::Sentinels;
             if render == Render::Switched {
-                switch_on(root, i, candidate);
+                switch(root, i, candidate);
             }
             if every_part {
                 if let Some(part) = registry_part {
@@ -183,14 +183,15 @@ fn parts(root: &mut Value, i: usize, candidate: &Candidate, render: Render) {
     }
 }
 
-/// Turns on the keys off beside candidate `i`'s parts (see [`Render::Switched`]).
-fn switch_on(root: &mut Value, i: usize, candidate: &Candidate) {
-    for (j, (key, off)) in candidate.off_beside.iter().enumerate() {
-        let on = match off {
-            Off::Empty => Value::String(switched(i, j)),
-            Off::False => Value::Bool(true),
+/// Changes the keys beside candidate `i`'s parts (see [`Render::Switched`]).
+fn switch(root: &mut Value, i: usize, candidate: &Candidate) {
+    for (j, (key, beside)) in candidate.beside.iter().enumerate() {
+        let changed = match beside {
+            Beside::Empty | Beside::Word => Value::String(switched(i, j)),
+            Beside::False => Value::Bool(true),
+            Beside::True => Value::Bool(false),
         };
-        set(root, &candidate.path, key, on);
+        set(root, &candidate.path, key, changed);
     }
 }
 

@@ -383,53 +383,108 @@ fn a_tag_the_chart_writes_more_after_takes_no_digest() {
 }
 
 #[test]
-fn a_tag_followed_by_a_key_off_beside_it_is_taken_back() {
-    let values = "image:\n  repository: acme/app\n  tag: \"1.0\"\n  pullSecret: \"\"\n  suffix: ''\n  debug: false\n  pullPolicy: IfNotPresent\n";
+fn keys_beside_a_map_that_may_pick_a_variant_are_switched() {
+    let values = "image:\n  repository: acme/app\n  tag: \"1.0\"\n  pullSecret: \"\"\n  suffix: ''\n  debug: false\n  distroless: true\n  base: debian\n  pullPolicy: IfNotPresent\n  replicas: 2\n  note: \"two words\"\n  mode: \"true\"\n";
     let images = values_images(Path::new("values.yaml"), values).unwrap();
-    let off: Vec<(&str, Off)> = images.candidates[0]
-        .off_beside
+    let beside: Vec<(&str, Beside)> = images.candidates[0]
+        .beside
         .iter()
-        .map(|(key, off)| (key.as_str(), *off))
+        .map(|(key, beside)| (key.as_str(), *beside))
         .collect();
     assert_eq!(
-        off,
+        beside,
         [
-            ("pullSecret", Off::Empty),
-            ("suffix", Off::Empty),
-            ("debug", Off::False)
+            ("pullSecret", Beside::Empty),
+            ("suffix", Beside::Empty),
+            ("debug", Beside::False),
+            ("distroless", Beside::True),
+            ("base", Beside::Word)
         ]
     );
     let switched: serde_json::Value = overrides(&images, Render::Switched);
     assert_eq!(switched["image"]["suffix"], sentinel::switched(0, 1));
     assert_eq!(switched["image"]["debug"], true);
-    assert_eq!(switched["image"]["tag"], "99.0.0-tpst0z");
+    assert_eq!(switched["image"]["distroless"], false);
+    assert_eq!(switched["image"]["base"], sentinel::switched(0, 4));
+    // The name as in the names rendering, the tag as written.
+    assert_eq!(switched["image"]["repository"], "tpsr0z");
+    assert!(switched["image"].get("tag").is_none());
     // The other renderings leave them as written.
     assert!(
         overrides(&images, Render::Sentinels)["image"]
             .get("suffix")
             .is_none()
     );
-    // What the chart writes after the tag once they are on decides, and names the key.
+}
+
+#[test]
+fn a_tag_followed_by_a_key_beside_it_is_taken_back() {
+    let values = "image:\n  repository: acme/app\n  tag: \"1.0\"\n  pullSecret: \"\"\n  suffix: ''\n  debug: false\n";
+    let images = values_images(Path::new("values.yaml"), values).unwrap();
+    // What the chart renders once they change decides, and names the key.
+    let more = "the chart writes more after this map's tag in the image once";
+    let another = "the chart writes another image for this map once";
     let cases = [
-        ("tpsr0z:99.0.0-tpst0z-tpse0x1z", Some("`image.suffix`")),
-        ("tpsr0z:99.0.0-tpst0z-debug", Some("`image.debug`")),
-        ("tpsr0z:99.0.0-tpst0z", None),
-        ("tpse0x0z/tpsr0z:99.0.0-tpst0z", None),
+        ("tpsr0z:1.0-tpse0x1z", Some((more, "`image.suffix`"))),
+        ("tpsr0z:1.0-debug", Some((more, "`image.debug`"))),
+        ("tpsr0z-debug:1.0", Some((another, "`image.debug`"))),
+        ("tpsr0z:1.0", None),
+        // A key that shows elsewhere, not in the image.
+        ("tpsr0z:1.0\n    env: tpse0x0z", None),
     ];
     for (line, named) in cases {
         let mut decisions =
             decide_one(values, "tpsr0z:99.0.0-tpst0z", "tpsr0z:1.0", "acme/app:1.0");
         assert!(needs_switched(&images, &decisions));
-        take_back_switched(&images, &mut decisions, &rendering(&[line], ""));
+        let names = rendering(&["tpsr0z:1.0"], "");
+        take_back_switched(&images, &mut decisions, &names, &rendering(&[line], ""));
         match (named, &decisions[0].site) {
-            (Some(key), EditSite::Unsupported { reason }) => assert!(
-                reason.starts_with(&format!(
-                    "the chart writes more after this map's tag in the image when {key} is set"
-                )),
+            (Some((what, key)), EditSite::Unsupported { reason }) => assert!(
+                reason.starts_with(&format!("{what} {key} changes from its value here")),
                 "{line}: {reason}"
             ),
             (None, EditSite::SplitTag { .. }) => {}
             (_, site) => panic!("{line}: {site:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_digest_key_beside_a_key_that_picks_another_image_is_taken_back() {
+    // node-exporter: `{{ tag | default appVersion }}{{ ternary "-distroless" "" .distroless }}`.
+    let values = "image:\n  registry: quay.io\n  repository: prometheus/node-exporter\n  tag: \"\"\n  digest: \"\"\n  distroless: true\n";
+    let images = values_images(Path::new("values.yaml"), values).unwrap();
+    let h0 = digest_hex(0);
+    let cases = [
+        ("quay.io/tpsr0z:v1.9.1", false),
+        ("quay.io/tpsr0z:v1.9.1-distroless", true),
+    ];
+    for (switched, kept) in cases {
+        let mut decisions = decide_one(
+            values,
+            &format!("tpsg0z.invalid/tpsr0z:99.0.0-tpst0z-distroless@sha256:{h0}"),
+            "quay.io/tpsr0z:v1.9.1-distroless",
+            "quay.io/prometheus/node-exporter:v1.9.1-distroless",
+        );
+        assert!(
+            matches!(decisions[0].site, EditSite::SplitDigest { .. }),
+            "{decisions:?}"
+        );
+        assert!(needs_switched(&images, &decisions));
+        let names = rendering(&["quay.io/tpsr0z:v1.9.1-distroless"], "");
+        take_back_switched(&images, &mut decisions, &names, &rendering(&[switched], ""));
+        match &decisions[0].site {
+            EditSite::SplitDigest { .. } => assert!(kept, "{switched}"),
+            EditSite::Unsupported { reason } => {
+                assert!(!kept, "{switched}: {reason}");
+                assert_eq!(
+                    reason,
+                    "the chart writes another image for this map once `image.distroless` \
+                     changes from its value here, and the digest written in `image.digest` \
+                     would pull the image of these values in its place"
+                );
+            }
+            site => panic!("{site:?}"),
         }
     }
 }
@@ -599,4 +654,38 @@ fn an_anchored_tag_that_an_alias_uses_elsewhere_is_not_written() {
         }
     );
     assert!(aliased.other_use);
+}
+
+#[test]
+fn an_empty_tag_the_chart_builds_around_its_app_version_says_so() {
+    // Jenkins: `{{ .Chart.AppVersion }}-{{ .Values.controller.image.tagLabel }}`.
+    let values = "image:\n  repository: jenkins/jenkins\n  tag: \"\"\n  tagLabel: jdk17\n";
+    let images = values_images(Path::new("values.yaml"), values).unwrap();
+    let cases = [
+        (
+            "tpsr0z:2.452-jdk17",
+            "2.452",
+            "the tag comes from the chart's appVersion (`2.452`) with more the chart writes around it (`2.452-jdk17`), and the map has no digest key",
+        ),
+        (
+            "tpsr0z:v1.31.0",
+            "2.452",
+            "the tag comes from outside this map (`v1.31.0`: another value, or the chart), and the map has no digest key",
+        ),
+    ];
+    for (named, app_version, expected) in cases {
+        let renderings = Renderings {
+            sentinels: rendering(&["tpsr0z:99.0.0-tpst0z-jdk17"], ""),
+            names: rendering(&[named], ""),
+            undigested: rendering(&[&named.replace("tpsr0z", "jenkins/jenkins")], ""),
+        };
+        let decisions = decide(&images, &renderings, Some(app_version));
+        assert_eq!(
+            decisions[0].site,
+            EditSite::Unsupported {
+                reason: expected.to_owned()
+            },
+            "{named}"
+        );
+    }
 }
