@@ -2259,12 +2259,17 @@ fn a_tag_followed_by_a_suffix_empty_by_default_is_not_written() {
 /// node-exporter's and vector's charts: the tag comes from `appVersion` and the digest key is
 /// empty, but a key beside the map picks another image (`distroless`, `base`). A digest
 /// written for the defaults would pull their image for a user who sets that key, so it is
-/// not written; a key that changes nothing in the image leaves the digest written.
+/// not written. Gitea's `rootless` is found behind its `fullOverride` (which replaces the
+/// whole image), and only it is named. A key that changes nothing in the image, or one with
+/// which the chart takes another digest key (ingress-nginx's `chroot` and `digestChroot`),
+/// leaves the digest written.
 #[test]
 fn a_digest_key_beside_a_key_that_picks_another_image_is_not_written() {
-    let helper = "{{- define \"m.image\" -}}\n{{- $tag := printf \"%s%s\" (default .Chart.AppVersion .Values.image.tag) (ternary \"-distroless\" \"\" (.Values.image.distroless | default false)) -}}\n{{- with .Values.image.base }}{{ $tag = printf \"%s-%s\" $tag . }}{{ end -}}\n{{- if .Values.image.digest -}}\n{{ printf \"%s/%s:%s@%s\" .Values.image.registry .Values.image.repository $tag .Values.image.digest }}\n{{- else -}}\n{{ printf \"%s/%s:%s\" .Values.image.registry .Values.image.repository $tag }}\n{{- end -}}\n{{- end -}}\n";
+    let variant = "{{- define \"m.image\" -}}\n{{- $tag := printf \"%s%s\" (default .Chart.AppVersion .Values.image.tag) (ternary \"-distroless\" \"\" (.Values.image.distroless | default false)) -}}\n{{- with .Values.image.base }}{{ $tag = printf \"%s-%s\" $tag . }}{{ end -}}\n{{- if .Values.image.digest -}}\n{{ printf \"%s/%s:%s@%s\" .Values.image.registry .Values.image.repository $tag .Values.image.digest }}\n{{- else -}}\n{{ printf \"%s/%s:%s\" .Values.image.registry .Values.image.repository $tag }}\n{{- end -}}\n{{- end -}}\n";
+    let gitea = "{{- define \"m.image\" -}}\n{{- if .Values.image.fullOverride -}}\n{{ .Values.image.fullOverride }}\n{{- else -}}\n{{- $tag := default .Chart.AppVersion .Values.image.tag -}}\n{{- $rootless := ternary \"-rootless\" \"\" .Values.image.rootless -}}\n{{- $digest := \"\" -}}\n{{- with .Values.image.digest }}{{ $digest = printf \"@%s\" . }}{{ end -}}\n{{ printf \"%s/%s:%s%s%s\" .Values.image.registry .Values.image.repository $tag $rootless $digest }}\n{{- end -}}\n{{- end -}}\n";
+    let chroot = "{{- define \"m.image\" -}}\n{{- $tag := default .Chart.AppVersion .Values.image.tag -}}\n{{- if .Values.image.chroot -}}\n{{ printf \"%s/%s-chroot:%s\" .Values.image.registry .Values.image.repository $tag }}{{ with .Values.image.digestChroot }}@{{ . }}{{ end }}\n{{- else -}}\n{{ printf \"%s/%s:%s\" .Values.image.registry .Values.image.repository $tag }}{{ with .Values.image.digest }}@{{ . }}{{ end }}\n{{- end -}}\n{{- end -}}\n";
     let deploy = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: {{ include \"m.image\" . | quote }}\n";
-    let write = |context: &TestContext, beside: &str| {
+    let write = |context: &TestContext, helper: &str, beside: &str| {
         let values = format!(
             "image:\n  registry: ghcr.io\n  repository: acme/app\n  tag: \"\"\n  digest: \"\"\n{beside}"
         );
@@ -2281,37 +2286,49 @@ fn a_digest_key_beside_a_key_that_picks_another_image_is_not_written() {
             false,
         );
     };
+    // The helper, the keys beside the map, and the keys the reason names (none: written).
     let cases = [
-        ("  distroless: false\n", "`image.distroless`"),
-        ("  base: debian\n", "`image.base`"),
+        (variant, "  distroless: false\n", Some("`image.distroless`")),
+        (variant, "  base: debian\n", Some("`image.base`")),
+        (
+            gitea,
+            "  rootless: false\n  fullOverride: \"\"\n",
+            Some("`image.rootless`"),
+        ),
+        (variant, "  debug: false\n", None),
+        (
+            chroot,
+            "  chroot: false\n  digestChroot: \"\"\n  runAsNonRoot: true\n",
+            None,
+        ),
     ];
     for helm in [false, true] {
-        for (beside, key) in cases {
+        for (helper, beside, named) in cases {
             let context = TestContext::new();
-            write(&context, beside);
+            write(&context, helper, beside);
+            let Some(keys) = named else {
+                let (_, digest) = pin_app(&context, helm);
+                let values = std::fs::read_to_string(context.path("m/values.yaml")).unwrap();
+                assert!(
+                    values.contains(&format!("  digest: \"{digest}\"\n")),
+                    "helm {helm}, {beside}: {values}"
+                );
+                continue;
+            };
             let scan = scan_json(&context, helm);
             let row = crate::context::reference(&scan, "m/values.yaml", 3);
             assert_eq!(
                 row["unwritable"].as_str(),
                 Some(
                     format!(
-                        "the chart writes another image for this map once {key} changes from \
+                        "the chart writes another image for this map once {keys} changes from \
                          its value here, and the digest written in `image.digest` would pull \
                          the image of these values in its place"
                     )
                     .as_str()
                 ),
-                "helm {helm}: {scan}"
+                "helm {helm}, {beside}: {scan}"
             );
         }
-        // A key the image does not use: the digest is written.
-        let context = TestContext::new();
-        write(&context, "  debug: false\n");
-        let (_, digest) = pin_app(&context, helm);
-        let values = std::fs::read_to_string(context.path("m/values.yaml")).unwrap();
-        assert!(
-            values.contains(&format!("  digest: \"{digest}\"\n")),
-            "helm {helm}: {values}"
-        );
     }
 }

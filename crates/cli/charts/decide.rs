@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use tagpin_formats::EditSite;
-use tagpin_formats::chart::{self, Decision, Render, Rendered, Renderings, ValuesImages};
+use tagpin_formats::chart::{
+    self, Decision, Render, Rendered, Renderings, SwitchChange, ValuesImages,
+};
 
 use super::dependencies;
 use super::renderer::{self, Renderer};
@@ -73,7 +75,7 @@ pub(super) fn render_and_decide(
     }
     source_renderer.with_flags(images, &mut decisions, &mut sets, app_version, Flags::Every);
     source_renderer.take_back_with_every_flag(images, &mut decisions, app_version);
-    source_renderer.take_back_switched(images, &mut decisions, &renderings.names);
+    source_renderer.take_back_switched(images, &mut decisions);
     if helm.is_some() {
         take_back_other_uses(chart, source, app_version, &renderings, &mut decisions);
     }
@@ -336,40 +338,59 @@ impl SourceRenderer<'_> {
     }
 
     /// Takes back the digests written for maps whose image changes with a key beside them
-    /// (see [`chart::take_back_switched`]); `names` is the rendering [`Render::Names`]. A
-    /// chart that refuses the changed keys (a schema, a `fail` they lead to) is rendered
-    /// again with only those that are off turned on; one that refuses those too keeps its
-    /// decisions.
-    fn take_back_switched(
-        &self,
-        images: &ValuesImages,
-        decisions: &mut [Decision],
-        names: &Rendered,
-    ) {
+    /// (see [`chart::take_back_switched`]): the baseline, then every key changed at once,
+    /// then, for the maps whose image that changed (or all, when the chart refuses it), each
+    /// key on its own. A rendering the chart refuses tells nothing, and keeps the decisions.
+    fn take_back_switched(&self, images: &ValuesImages, decisions: &mut [Decision]) {
         if !chart::needs_switched(images, decisions) {
             return;
         }
-        if let Some(switched) = self.switched(images, decisions) {
-            chart::take_back_switched(images, decisions, names, &switched);
+        let Some(baseline) = self.switched(&chart::baseline(images), images, decisions) else {
             return;
+        };
+        let suspects: Vec<usize> = match self.switched(images, images, decisions) {
+            Some(all) => chart::switch_changes(images, decisions, &baseline, &all)
+                .iter()
+                .enumerate()
+                .filter(|(_, change)| **change != SwitchChange::Unchanged)
+                .map(|(i, _)| i)
+                .collect(),
+            None => (0..decisions.len())
+                .filter(|&i| chart::needs_switched_at(images, decisions, i))
+                .collect(),
+        };
+        let rounds = suspects
+            .iter()
+            .map(|&i| images.candidates[i].beside.len())
+            .max()
+            .unwrap_or(0);
+        // For each map, the keys that change its image alone, and whether one only adds to it.
+        let mut by_key = vec![(Vec::new(), false); decisions.len()];
+        for j in 0..rounds {
+            let one = chart::one_key(images, &suspects, j);
+            let Some(switched) = self.switched(&one, images, decisions) else {
+                continue;
+            };
+            let changes = chart::switch_changes(&one, decisions, &baseline, &switched);
+            for (i, change) in changes.into_iter().enumerate() {
+                if let SwitchChange::Changed { extends } = change {
+                    by_key[i].0.push(j);
+                    by_key[i].1 |= extends;
+                }
+            }
         }
-        // Then only the keys that are off, turned on.
-        let mut off = images.clone();
-        for candidate in &mut off.candidates {
-            candidate.beside.retain(|(_, beside)| beside.is_off());
-        }
-        if !chart::needs_switched(&off, decisions) {
-            return;
-        }
-        if let Some(switched) = self.switched(&off, decisions) {
-            chart::take_back_switched(&off, decisions, names, &switched);
-        }
+        chart::take_back_switched(images, decisions, &by_key);
     }
 
-    /// The rendering [`Render::Switched`], unless the chart refuses it or the static reading
-    /// cannot follow a map it is for (a `fail` on its line).
-    fn switched(&self, images: &ValuesImages, decisions: &[Decision]) -> Option<Rendered> {
-        let (switched, blocked) = self.render(images, Render::Switched).ok()?;
+    /// The rendering [`Render::Switched`] of `rendered`, unless the chart refuses it or the
+    /// static reading cannot follow a map of `images` it is for (a `fail` on its line).
+    fn switched(
+        &self,
+        rendered: &ValuesImages,
+        images: &ValuesImages,
+        decisions: &[Decision],
+    ) -> Option<Rendered> {
+        let (switched, blocked) = self.render(rendered, Render::Switched).ok()?;
         let followed = !blocked
             .iter()
             .any(|(i, _)| chart::needs_switched_at(images, decisions, *i));

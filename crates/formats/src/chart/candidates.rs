@@ -136,14 +136,6 @@ impl Candidate {
     }
 }
 
-impl Beside {
-    /// An empty string or `false`: what a user turns on. A chart refuses these less often
-    /// than a changed word or a flag turned off (a schema's list of values, a `fail`).
-    pub fn is_off(self) -> bool {
-        matches!(self, Beside::Empty | Beside::False)
-    }
-}
-
 /// A values file's image candidates, and the mappings (by path) that hold `enabled: false`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ValuesImages {

@@ -10,14 +10,14 @@
 //! | no digest key renders, the tag also feeds something else (a label, `version:`) | none, naming where |
 //! | no digest key renders, the chart writes more after the tag (`-alpine`) | none |
 //! | a digest key with no value (`digest:`) renders | the digest, quoted, in its place |
-//! | a key beside the map picks another image ([`take_back_switched`], a fourth rendering) | none, naming the key |
+//! | a key beside the map picks another image ([`super::switched`], more renderings) | none, naming the key |
 //! | a string under an image key, used only as the image | `@sha256:…` appended to it |
 
 use std::ops::Range;
 
 use tagpin_reference::ImageReference;
 
-use super::candidates::{Beside, Candidate, Part, Shape, ValuesImages};
+use super::candidates::{Candidate, Part, Shape, ValuesImages};
 use super::rendered::{Image, Rendered, Run};
 use super::sentinel;
 use crate::EditSite;
@@ -112,115 +112,14 @@ pub fn decide(
         .collect()
 }
 
-/// Whether a decision writes a digest for a map with keys beside its parts that may pick
-/// another image: [`take_back_switched`] needs the rendering [`sentinel::Render::Switched`].
-pub fn needs_switched(images: &ValuesImages, decisions: &[Decision]) -> bool {
-    (0..decisions.len()).any(|i| needs_switched_at(images, decisions, i))
-}
-
-/// Whether candidate `i` is one [`needs_switched`] looks for: a rendering that could not
-/// follow it tells nothing of it.
-pub fn needs_switched_at(images: &ValuesImages, decisions: &[Decision], i: usize) -> bool {
-    let (Some(candidate), Some(decision)) = (images.candidates.get(i), decisions.get(i)) else {
-        return false;
-    };
-    !candidate.beside.is_empty() && writes_for_split(&decision.site)
-}
-
-fn writes_for_split(site: &EditSite) -> bool {
-    matches!(
-        site,
-        EditSite::SplitTag { .. } | EditSite::SplitDigest { .. } | EditSite::InsertKey { .. }
-    )
-}
-
-/// Takes back each digest written for a map whose image, in `switched` (the rendering
-/// [`sentinel::Render::Switched`]), differs from the one in `names` ([`sentinel::Render::Names`]):
-/// a key beside the map picks another image (`suffix`, `distroless`, `base`). A user who sets
-/// it would find a digest appended to the tag inside the new tag, or a digest key pinning the
-/// image of the defaults in place of the one asked for.
-pub fn take_back_switched(
-    images: &ValuesImages,
-    decisions: &mut [Decision],
-    names: &Rendered,
-    switched: &Rendered,
-) {
-    for (i, (candidate, decision)) in images.candidates.iter().zip(decisions).enumerate() {
-        if candidate.beside.is_empty() || !writes_for_split(&decision.site) {
-            continue;
-        }
-        let token = sentinel::token(i);
-        let before: Vec<String> = names.runs(&token).into_iter().map(|r| r.text).collect();
-        let Some(after) = switched
-            .runs(&token)
-            .into_iter()
-            .map(|r| r.text)
-            .find(|text| !before.contains(text))
-        else {
-            continue;
-        };
-        let keys = switched_keys(i, candidate, &after);
-        let Shape::Split { digest, .. } = &candidate.shape else {
-            continue;
-        };
-        let reason = if matches!(decision.site, EditSite::SplitTag { .. }) {
-            let extends = before.iter().any(|b| after.starts_with(b.as_str()));
-            let (what, then) = if extends {
-                (
-                    "more after this map's tag in the image",
-                    "land inside the tag",
-                )
-            } else {
-                ("another image for this map", "pin the wrong image")
-            };
-            format!(
-                "the chart writes {what} once {keys} changes from its value here, so a digest \
-                 appended to the tag would {then} then, and {}",
-                no_digest(digest.is_some())
-            )
-        } else {
-            let key = digest.as_ref().map_or("digest", |d| d.key.as_str());
-            format!(
-                "the chart writes another image for this map once {keys} changes from its value \
-                 here, and the digest written in `{}.{key}` would pull the image of these values \
-                 in its place",
-                candidate.dotted()
-            )
-        };
-        decision.site = EditSite::Unsupported { reason };
-    }
-}
-
 /// Why a split map's digest cannot go into a digest key: the map has none (whether the chart
 /// would render one is not known), or the chart does not render the one it has.
-fn no_digest(has_digest_key: bool) -> &'static str {
+pub(super) fn no_digest(has_digest_key: bool) -> &'static str {
     if has_digest_key {
         "the chart does not render this map's digest key"
     } else {
         "the map has no digest key"
     }
-}
-
-/// The keys beside candidate `i`'s map (`` `image.suffix` ``, joined with "or") that may have
-/// made the chart render `image`: the strings whose value shows in it, else the flags (which
-/// print nothing of their own), else all of them.
-fn switched_keys(i: usize, candidate: &Candidate, image: &str) -> String {
-    let beside = &candidate.beside;
-    let string = |j: usize| matches!(beside[j].1, Beside::Empty | Beside::Word);
-    let shows = |j: usize| string(j) && image.contains(&sentinel::switched(i, j));
-    let named: Vec<usize> = if (0..beside.len()).any(shows) {
-        (0..beside.len()).filter(|&j| shows(j)).collect()
-    } else if (0..beside.len()).any(|j| !string(j)) {
-        (0..beside.len()).filter(|&j| !string(j)).collect()
-    } else {
-        (0..beside.len()).collect()
-    };
-    let dotted = candidate.dotted();
-    let keys: Vec<String> = named
-        .into_iter()
-        .map(|j| format!("`{dotted}.{}`", beside[j].0))
-        .collect();
-    keys.join(" or ")
 }
 
 /// The part of `shape` that an edit at `site` rewrites.

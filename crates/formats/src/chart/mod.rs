@@ -24,6 +24,7 @@ mod prove;
 mod rendered;
 mod sentinel;
 mod static_render;
+mod switched;
 mod to_yaml;
 mod values_json;
 
@@ -31,9 +32,7 @@ pub use crate::rules::chart_values::ChartSource;
 pub(crate) use candidates::Collect;
 pub use candidates::{Beside, Candidate, Part, Shape, ValuesImages, overlay_images, values_images};
 pub use constraint::satisfies;
-pub use decide::{
-    Decision, Renderings, TagSource, decide, needs_switched, needs_switched_at, take_back_switched,
-};
+pub use decide::{Decision, Renderings, TagSource, decide};
 pub use embedded::{EmbeddedValues, embedded_values};
 pub use prove::{Expected, prove};
 pub use rendered::{Document, Image, Rendered};
@@ -41,6 +40,10 @@ pub use sentinel::{Render, overrides};
 pub use static_render::{
     Plan as StaticPlan, StaticRendering, TPL_SOURCE, Template, plan as plan_statically,
     plan_for as plan_statically_for, render as render_statically,
+};
+pub use switched::{
+    SwitchChange, baseline, needs_switched, needs_switched_at, one_key, switch_changes,
+    take_back_switched,
 };
 pub use values_json::{ValuesFile, plain_document, values_json};
 

@@ -15,10 +15,11 @@ use super::candidates::{Beside, Candidate, Shape, ValuesImages};
 pub enum Render {
     /// Every part of every candidate replaced: how each part is used.
     Sentinels,
-    /// As [`Render::Names`], with each key beside a split map's parts
-    /// ([`Candidate::beside`]) changed: a string becomes [`switched`], a flag its opposite.
-    /// An image that differs from the one of [`Render::Names`] is what a user who sets one
-    /// of them gets, with the digest tagpin wrote for the defaults.
+    /// As [`Render::Names`], with the digest sentinels, and each key beside a split map's
+    /// parts ([`Candidate::beside`]) changed: a string becomes [`switched`], a flag its
+    /// opposite. Against the same rendering with no key beside (the baseline), an image that
+    /// differs is what a user who sets one of them gets, with the digest tagpin wrote for the
+    /// defaults (see [`super::switched`]).
     Switched,
     /// The name replaced and digests emptied, tags as written: which image lines are whose,
     /// and the tag the chart uses.
@@ -172,7 +173,8 @@ fn parts(root: &mut Value, i: usize, candidate: &Candidate, render: Render) {
                 }
             }
             if let Some(part) = digest {
-                let value = if every_part {
+                // Switched: to see whether the digest key is still in the image.
+                let value = if every_part || render == Render::Switched {
                     format!("sha256:{}", digest_hex(i))
                 } else {
                     String::new()

@@ -384,7 +384,7 @@ fn a_tag_the_chart_writes_more_after_takes_no_digest() {
 
 #[test]
 fn keys_beside_a_map_that_may_pick_a_variant_are_switched() {
-    let values = "image:\n  repository: acme/app\n  tag: \"1.0\"\n  pullSecret: \"\"\n  suffix: ''\n  debug: false\n  distroless: true\n  base: debian\n  pullPolicy: IfNotPresent\n  replicas: 2\n  note: \"two words\"\n  mode: \"true\"\n";
+    let values = "image:\n  repository: acme/app\n  tag: \"1.0\"\n  digest: \"\"\n  pullSecret: \"\"\n  suffix: ''\n  debug: false\n  distroless: true\n  base: debian\n  pullPolicy: IfNotPresent\n  replicas: 2\n  note: \"two words\"\n  mode: \"true\"\n";
     let images = values_images(Path::new("values.yaml"), values).unwrap();
     let beside: Vec<(&str, Beside)> = images.candidates[0]
         .beside
@@ -406,9 +406,25 @@ fn keys_beside_a_map_that_may_pick_a_variant_are_switched() {
     assert_eq!(switched["image"]["debug"], true);
     assert_eq!(switched["image"]["distroless"], false);
     assert_eq!(switched["image"]["base"], sentinel::switched(0, 4));
-    // The name as in the names rendering, the tag as written.
+    // The name and digest sentinels, the tag as written.
     assert_eq!(switched["image"]["repository"], "tpsr0z");
+    assert_eq!(
+        switched["image"]["digest"],
+        format!("sha256:{}", digest_hex(0))
+    );
     assert!(switched["image"].get("tag").is_none());
+    // The baseline changes none; a round changes one key.
+    let base = overrides(&baseline(&images), Render::Switched);
+    assert!(base["image"].get("suffix").is_none());
+    assert_eq!(base["image"]["digest"], switched["image"]["digest"]);
+    let one = overrides(&one_key(&images, &[0], 2), Render::Switched);
+    assert_eq!(one["image"]["debug"], true);
+    assert!(one["image"].get("suffix").is_none());
+    assert!(
+        overrides(&one_key(&images, &[], 2), Render::Switched)["image"]
+            .get("debug")
+            .is_none()
+    );
     // The other renderings leave them as written.
     assert!(
         overrides(&images, Render::Sentinels)["image"]
@@ -421,32 +437,48 @@ fn keys_beside_a_map_that_may_pick_a_variant_are_switched() {
 fn a_tag_followed_by_a_key_beside_it_is_taken_back() {
     let values = "image:\n  repository: acme/app\n  tag: \"1.0\"\n  pullSecret: \"\"\n  suffix: ''\n  debug: false\n";
     let images = values_images(Path::new("values.yaml"), values).unwrap();
-    // What the chart renders once they change decides, and names the key.
+    let decide = || decide_one(values, "tpsr0z:99.0.0-tpst0z", "tpsr0z:1.0", "acme/app:1.0");
+    let decisions = decide();
+    assert!(needs_switched(&images, &decisions));
+    let base = rendering(&["tpsr0z:1.0"], "");
+    let cases = [
+        (
+            "tpsr0z:1.0-tpse0x1z",
+            SwitchChange::Changed { extends: true },
+        ),
+        ("tpsr0z-debug:1.0", SwitchChange::Changed { extends: false }),
+        ("tpsr0z:1.0", SwitchChange::Unchanged),
+        // A key that shows elsewhere, not in the image.
+        ("tpsr0z:1.0\n    env: tpse0x0z", SwitchChange::Unchanged),
+        // A key that replaces the tag, or the whole image: the digest is not in it then.
+        ("tpsr0z:2.0", SwitchChange::Unchanged),
+        ("tpse0x0z:2.0", SwitchChange::Gone),
+    ];
+    for (line, expected) in cases {
+        let changes = switch_changes(&images, &decisions, &base, &rendering(&[line], ""));
+        assert_eq!(changes, [expected], "{line}");
+    }
+    // The reason names the keys whose change gave another image.
     let more = "the chart writes more after this map's tag in the image once";
     let another = "the chart writes another image for this map once";
-    let cases = [
-        ("tpsr0z:1.0-tpse0x1z", Some((more, "`image.suffix`"))),
-        ("tpsr0z:1.0-debug", Some((more, "`image.debug`"))),
-        ("tpsr0z-debug:1.0", Some((another, "`image.debug`"))),
-        ("tpsr0z:1.0", None),
-        // A key that shows elsewhere, not in the image.
-        ("tpsr0z:1.0\n    env: tpse0x0z", None),
+    let named = [
+        ((vec![1], true), format!("{more} `image.suffix` changes")),
+        (
+            (vec![1, 2], false),
+            format!("{another} `image.suffix` or `image.debug` changes"),
+        ),
     ];
-    for (line, named) in cases {
-        let mut decisions =
-            decide_one(values, "tpsr0z:99.0.0-tpst0z", "tpsr0z:1.0", "acme/app:1.0");
-        assert!(needs_switched(&images, &decisions));
-        let names = rendering(&["tpsr0z:1.0"], "");
-        take_back_switched(&images, &mut decisions, &names, &rendering(&[line], ""));
-        match (named, &decisions[0].site) {
-            (Some((what, key)), EditSite::Unsupported { reason }) => assert!(
-                reason.starts_with(&format!("{what} {key} changes from its value here")),
-                "{line}: {reason}"
-            ),
-            (None, EditSite::SplitTag { .. }) => {}
-            (_, site) => panic!("{line}: {site:?}"),
-        }
+    for (changed, expected) in named {
+        let mut decisions = decide();
+        take_back_switched(&images, &mut decisions, &[changed]);
+        let EditSite::Unsupported { reason } = &decisions[0].site else {
+            panic!("{:?}", decisions[0].site)
+        };
+        assert!(reason.starts_with(&expected), "{reason}");
     }
+    let mut decisions = decide();
+    take_back_switched(&images, &mut decisions, &[(vec![], false)]);
+    assert!(matches!(decisions[0].site, EditSite::SplitTag { .. }));
 }
 
 #[test]
@@ -455,38 +487,50 @@ fn a_digest_key_beside_a_key_that_picks_another_image_is_taken_back() {
     let values = "image:\n  registry: quay.io\n  repository: prometheus/node-exporter\n  tag: \"\"\n  digest: \"\"\n  distroless: true\n";
     let images = values_images(Path::new("values.yaml"), values).unwrap();
     let h0 = digest_hex(0);
-    let cases = [
-        ("quay.io/tpsr0z:v1.9.1", false),
-        ("quay.io/tpsr0z:v1.9.1-distroless", true),
-    ];
-    for (switched, kept) in cases {
-        let mut decisions = decide_one(
+    let other = "ab".repeat(32);
+    let decide = || {
+        decide_one(
             values,
             &format!("tpsg0z.invalid/tpsr0z:99.0.0-tpst0z-distroless@sha256:{h0}"),
             "quay.io/tpsr0z:v1.9.1-distroless",
             "quay.io/prometheus/node-exporter:v1.9.1-distroless",
-        );
-        assert!(
-            matches!(decisions[0].site, EditSite::SplitDigest { .. }),
-            "{decisions:?}"
-        );
-        assert!(needs_switched(&images, &decisions));
-        let names = rendering(&["quay.io/tpsr0z:v1.9.1-distroless"], "");
-        take_back_switched(&images, &mut decisions, &names, &rendering(&[switched], ""));
-        match &decisions[0].site {
-            EditSite::SplitDigest { .. } => assert!(kept, "{switched}"),
-            EditSite::Unsupported { reason } => {
-                assert!(!kept, "{switched}: {reason}");
-                assert_eq!(
-                    reason,
-                    "the chart writes another image for this map once `image.distroless` \
+        )
+    };
+    let decisions = decide();
+    assert!(
+        matches!(decisions[0].site, EditSite::SplitDigest { .. }),
+        "{decisions:?}"
+    );
+    let base = rendering(
+        &[&format!("quay.io/tpsr0z:v1.9.1-distroless@sha256:{h0}")],
+        "",
+    );
+    let cases = [
+        (
+            format!("quay.io/tpsr0z:v1.9.1@sha256:{h0}"),
+            SwitchChange::Changed { extends: false },
+        ),
+        // Another digest key takes over (ingress-nginx's `digestChroot`).
+        (
+            format!("quay.io/tpsr0z-chroot:v1.9.1@sha256:{other}"),
+            SwitchChange::Unchanged,
+        ),
+    ];
+    for (line, expected) in cases {
+        let changes = switch_changes(&images, &decisions, &base, &rendering(&[&line], ""));
+        assert_eq!(changes, [expected], "{line}");
+    }
+    let mut decisions = decide();
+    take_back_switched(&images, &mut decisions, &[(vec![0], false)]);
+    assert_eq!(
+        decisions[0].site,
+        EditSite::Unsupported {
+            reason: "the chart writes another image for this map once `image.distroless` \
                      changes from its value here, and the digest written in `image.digest` \
                      would pull the image of these values in its place"
-                );
-            }
-            site => panic!("{site:?}"),
+                .to_owned()
         }
-    }
+    );
 }
 
 #[test]
