@@ -393,8 +393,8 @@ impl Seen<'_> {
                     .filter(|v| !v.is_empty() && used.contains(v))
                 {
                     Some(version) => format!(
-                        "the chart's appVersion (`{version}`) with more the chart writes around \
-                         it (`{used}`)"
+                        "the chart's appVersion (`{version}`) and more the chart adds to it \
+                         (the tag is `{used}`)"
                     ),
                     None => format!("outside this map (`{used}`: another value, or the chart)"),
                 },

@@ -709,7 +709,7 @@ fn an_empty_tag_the_chart_builds_around_its_app_version_says_so() {
         (
             "tpsr0z:2.452-jdk17",
             "2.452",
-            "the tag comes from the chart's appVersion (`2.452`) with more the chart writes around it (`2.452-jdk17`), and the map has no digest key",
+            "the tag comes from the chart's appVersion (`2.452`) and more the chart adds to it (the tag is `2.452-jdk17`), and the map has no digest key",
         ),
         (
             "tpsr0z:v1.31.0",
