@@ -2260,14 +2260,17 @@ fn a_tag_followed_by_a_suffix_empty_by_default_is_not_written() {
 /// empty, but a key beside the map picks another image (`distroless`, `base`). A digest
 /// written for the defaults would pull their image for a user who sets that key, so it is
 /// not written. Gitea's `rootless` is found behind its `fullOverride` (which replaces the
-/// whole image), and only it is named. A key that changes nothing in the image, or one with
-/// which the chart takes another digest key (ingress-nginx's `chroot` and `digestChroot`),
-/// leaves the digest written.
+/// whole image), and only it is named. Datadog's `tagSuffix` is ignored once a digest is set:
+/// a user who sets it would silently get the image of the defaults. A key that changes
+/// nothing in the image, or one with which the chart takes another digest key
+/// (ingress-nginx's `chroot` and `digestChroot`), leaves the digest written.
 #[test]
 fn a_digest_key_beside_a_key_that_picks_another_image_is_not_written() {
     let variant = "{{- define \"m.image\" -}}\n{{- $tag := printf \"%s%s\" (default .Chart.AppVersion .Values.image.tag) (ternary \"-distroless\" \"\" (.Values.image.distroless | default false)) -}}\n{{- with .Values.image.base }}{{ $tag = printf \"%s-%s\" $tag . }}{{ end -}}\n{{- if .Values.image.digest -}}\n{{ printf \"%s/%s:%s@%s\" .Values.image.registry .Values.image.repository $tag .Values.image.digest }}\n{{- else -}}\n{{ printf \"%s/%s:%s\" .Values.image.registry .Values.image.repository $tag }}\n{{- end -}}\n{{- end -}}\n";
     let gitea = "{{- define \"m.image\" -}}\n{{- if .Values.image.fullOverride -}}\n{{ .Values.image.fullOverride }}\n{{- else -}}\n{{- $tag := default .Chart.AppVersion .Values.image.tag -}}\n{{- $rootless := ternary \"-rootless\" \"\" .Values.image.rootless -}}\n{{- $digest := \"\" -}}\n{{- with .Values.image.digest }}{{ $digest = printf \"@%s\" . }}{{ end -}}\n{{ printf \"%s/%s:%s%s%s\" .Values.image.registry .Values.image.repository $tag $rootless $digest }}\n{{- end -}}\n{{- end -}}\n";
     let chroot = "{{- define \"m.image\" -}}\n{{- $tag := default .Chart.AppVersion .Values.image.tag -}}\n{{- if .Values.image.chroot -}}\n{{ printf \"%s/%s-chroot:%s\" .Values.image.registry .Values.image.repository $tag }}{{ with .Values.image.digestChroot }}@{{ . }}{{ end }}\n{{- else -}}\n{{ printf \"%s/%s:%s\" .Values.image.registry .Values.image.repository $tag }}{{ with .Values.image.digest }}@{{ . }}{{ end }}\n{{- end -}}\n{{- end -}}\n";
+    // Datadog's: the tag (and its suffix) dropped once a digest is set.
+    let drops_tag = "{{- define \"m.image\" -}}\n{{- if .Values.image.digest -}}\n{{ .Values.image.registry }}/{{ .Values.image.repository }}@{{ .Values.image.digest }}\n{{- else -}}\n{{ .Values.image.registry }}/{{ .Values.image.repository }}:{{ default .Chart.AppVersion .Values.image.tag }}{{ with .Values.image.tagSuffix }}-{{ . }}{{ end }}\n{{- end -}}\n{{- end -}}\n";
     let deploy = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: {{ include \"m.image\" . | quote }}\n";
     let write = |context: &TestContext, helper: &str, beside: &str| {
         let values = format!(
@@ -2295,6 +2298,7 @@ fn a_digest_key_beside_a_key_that_picks_another_image_is_not_written() {
             "  rootless: false\n  fullOverride: \"\"\n",
             Some("`image.rootless`"),
         ),
+        (drops_tag, "  tagSuffix: \"\"\n", Some("`image.tagSuffix`")),
         (variant, "  debug: false\n", None),
         (
             chroot,
@@ -2330,5 +2334,34 @@ fn a_digest_key_beside_a_key_that_picks_another_image_is_not_written() {
                 "helm {helm}, {beside}: {scan}"
             );
         }
+    }
+}
+
+/// Datadog's image maps: `{name: agent, tag, digest, repository:}` under the chart's
+/// `registry`, the `repository` left empty. The digest goes into `digest:`, with Helm and
+/// without.
+#[test]
+fn a_name_and_tag_map_with_an_empty_repository_is_pinned() {
+    let helper = "{{- define \"m.image\" -}}\n{{- if .image.digest -}}\n{{- if .image.repository -}}{{ .image.repository }}@{{ .image.digest }}{{- else -}}{{ .root.registry }}/{{ .image.name }}@{{ .image.digest }}{{- end -}}\n{{- else -}}\n{{- if .image.repository -}}{{ .image.repository }}:{{ .image.tag }}{{- else -}}{{ .root.registry }}/{{ .image.name }}:{{ .image.tag }}{{- end -}}\n{{- end -}}\n{{- end -}}\n";
+    let deploy = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: {{ include \"m.image\" (dict \"root\" .Values \"image\" .Values.agents.image) | quote }}\n";
+    let values = "registry: ghcr.io/acme\nagents:\n  image:\n    name: app\n    tag: \"1.2\"\n    digest: \"\"\n    repository:\n    pullPolicy: IfNotPresent\n";
+    for helm in [false, true] {
+        let context = TestContext::new();
+        context.write_all(
+            &[
+                ("m/Chart.yaml", "apiVersion: v2\nname: m\nversion: 1.0.0\n"),
+                ("m/values.yaml", values),
+                ("m/templates/_helpers.tpl", helper),
+                ("m/templates/deploy.yaml", deploy),
+            ],
+            false,
+        );
+        let (_, digest) = pin_app(&context, helm);
+        let written = std::fs::read_to_string(context.path("m/values.yaml")).unwrap();
+        assert_eq!(
+            written,
+            values.replace("digest: \"\"", &format!("digest: \"{digest}\"")),
+            "helm {helm}"
+        );
     }
 }

@@ -75,7 +75,7 @@ pub(super) fn render_and_decide(
     }
     source_renderer.with_flags(images, &mut decisions, &mut sets, app_version, Flags::Every);
     source_renderer.take_back_with_every_flag(images, &mut decisions, app_version);
-    source_renderer.take_back_switched(images, &mut decisions);
+    source_renderer.take_back_switched(images, &mut decisions, &renderings.names);
     if helm.is_some() {
         take_back_other_uses(chart, source, app_version, &renderings, &mut decisions);
     }
@@ -338,18 +338,22 @@ impl SourceRenderer<'_> {
     }
 
     /// Takes back the digests written for maps whose image changes with a key beside them
-    /// (see [`chart::take_back_switched`]): the baseline, then every key changed at once,
-    /// then, for the maps whose image that changed (or all, when the chart refuses it), each
-    /// key on its own. A rendering the chart refuses tells nothing, and keeps the decisions.
-    fn take_back_switched(&self, images: &ValuesImages, decisions: &mut [Decision]) {
+    /// (see [`chart::take_back_switched`]) against `names` ([`Render::Names`]): every key
+    /// changed at once, then, for the maps whose image that changed (or all, when the chart
+    /// refuses it), each key on its own. A rendering the chart refuses tells nothing, and
+    /// keeps the decisions.
+    fn take_back_switched(
+        &self,
+        images: &ValuesImages,
+        decisions: &mut [Decision],
+        names: &Rendered,
+    ) {
         if !chart::needs_switched(images, decisions) {
             return;
         }
-        let Some(baseline) = self.switched(&chart::baseline(images), images, decisions) else {
-            return;
-        };
-        let suspects: Vec<usize> = match self.switched(images, images, decisions) {
-            Some(all) => chart::switch_changes(images, decisions, &baseline, &all)
+        let suspects: Vec<usize> = match self.switched(images, images, decisions, Render::Switched)
+        {
+            Some(all) => chart::switch_changes(images, decisions, names, &all)
                 .iter()
                 .enumerate()
                 .filter(|(_, change)| **change != SwitchChange::Unchanged)
@@ -368,29 +372,61 @@ impl SourceRenderer<'_> {
         let mut by_key = vec![(Vec::new(), false); decisions.len()];
         for j in 0..rounds {
             let one = chart::one_key(images, &suspects, j);
-            let Some(switched) = self.switched(&one, images, decisions) else {
-                continue;
-            };
-            let changes = chart::switch_changes(&one, decisions, &baseline, &switched);
-            for (i, change) in changes.into_iter().enumerate() {
-                if let SwitchChange::Changed { extends } = change {
-                    by_key[i].0.push(j);
-                    by_key[i].1 |= extends;
-                }
+            for (i, extends) in self.changed_by(&one, images, decisions, names) {
+                by_key[i].0.push(j);
+                by_key[i].1 |= extends;
             }
         }
         chart::take_back_switched(images, decisions, &by_key);
     }
 
-    /// The rendering [`Render::Switched`] of `rendered`, unless the chart refuses it or the
-    /// static reading cannot follow a map of `images` it is for (a `fail` on its line).
+    /// The maps whose image changes with the keys of `one` (one key each) in a way that
+    /// matters to their edit, and whether the change only adds to it.
+    fn changed_by(
+        &self,
+        one: &ValuesImages,
+        images: &ValuesImages,
+        decisions: &[Decision],
+        names: &Rendered,
+    ) -> Vec<(usize, bool)> {
+        let Some(switched) = self.switched(one, images, decisions, Render::Switched) else {
+            return Vec::new();
+        };
+        let changed: Vec<(usize, bool)> = chart::switch_changes(one, decisions, names, &switched)
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, change)| match change {
+                SwitchChange::Changed { extends } => Some((i, extends)),
+                _ => None,
+            })
+            .collect();
+        // A digest key matters only where the changed image still pulls it.
+        let digested = changed
+            .iter()
+            .any(|(i, _)| chart::writes_a_digest_key(decisions, *i))
+            .then(|| self.switched(one, images, decisions, Render::SwitchedDigested))
+            .flatten();
+        changed
+            .into_iter()
+            .filter(|(i, _)| {
+                !chart::writes_a_digest_key(decisions, *i)
+                    || digested
+                        .as_ref()
+                        .is_some_and(|d| chart::pulls_the_digest(*i, d))
+            })
+            .collect()
+    }
+
+    /// The rendering `which` of `rendered`, unless the chart refuses it or the static
+    /// reading cannot follow a map of `images` it is for (a `fail` on its line).
     fn switched(
         &self,
         rendered: &ValuesImages,
         images: &ValuesImages,
         decisions: &[Decision],
+        which: Render,
     ) -> Option<Rendered> {
-        let (switched, blocked) = self.render(rendered, Render::Switched).ok()?;
+        let (switched, blocked) = self.render(rendered, which).ok()?;
         let followed = !blocked
             .iter()
             .any(|(i, _)| chart::needs_switched_at(images, decisions, *i));

@@ -126,8 +126,8 @@ impl StaticChart {
         }
         let plan = chart::plan_statically_for(&templates, paths, strings, &subcharts);
         let values = match own_values {
-            Some(values) => values.json(&plan.top_keys),
-            None => read_values(&chart.join("values.yaml"), &plan.top_keys)?,
+            Some(values) => values.json(plan.keys()),
+            None => read_values(&chart.join("values.yaml"), plan.keys())?,
         };
         Ok(Self {
             templates,
@@ -152,7 +152,7 @@ impl StaticChart {
     fn render(&self, values: &[&Path], overrides: &Value) -> Result<Output, String> {
         let mut merged = self.values.clone();
         for file in values {
-            merge(&mut merged, read_values(file, &self.plan.top_keys)?);
+            merge(&mut merged, read_values(file, self.plan.keys())?);
         }
         merge(&mut merged, overrides.clone());
         let field = |key: &str| self.meta.get(key).cloned().unwrap_or(Value::Null);
@@ -176,9 +176,13 @@ impl StaticChart {
     }
 }
 
-/// The values file at `path` under the top-level `keys` (nothing when the file is missing).
-fn read_values(path: &Path, keys: &std::collections::BTreeSet<String>) -> Result<Value, String> {
-    if keys.is_empty() {
+/// The values file at `path` under the top-level `keys` (all with `None`; nothing when the file
+/// is missing).
+fn read_values(
+    path: &Path,
+    keys: Option<&std::collections::BTreeSet<String>>,
+) -> Result<Value, String> {
+    if keys.is_some_and(std::collections::BTreeSet::is_empty) {
         return Ok(Value::Object(Map::new()));
     }
     let Ok(text) = std::fs::read_to_string(path) else {

@@ -327,7 +327,7 @@ impl<'t> Visitor<'t> for Collect<'_> {
             if !crate::rules::is_image_key(entry.key) {
                 continue;
             }
-            if let Some(shape) = name_and_tag(self.text, doc, &entry.value) {
+            if let Some((shape, beside)) = name_and_tag(self.text, doc, &entry.value) {
                 let span = match &shape {
                     Shape::Split { name, .. } | Shape::Inline(name) => name.span.clone(),
                 };
@@ -339,7 +339,7 @@ impl<'t> Visitor<'t> for Collect<'_> {
                         shape,
                         span,
                         overlaid: false,
-                        beside: Vec::new(),
+                        beside,
                     });
                 }
                 continue;
@@ -423,26 +423,35 @@ fn is_word(value: &str) -> bool {
 /// charts): a map whose name part is `name`, with its `tag` beside it, and no `repository`,
 /// `image` or `registry`. Found from the map above it, whose source holds the image key (the
 /// walk passes over a map whose own source holds none of its words).
-fn name_and_tag(text: &str, doc: Doc<'_>, value: &At) -> Option<Shape> {
+///
+/// Also the keys beside its parts ([`Candidate::beside`]).
+fn name_and_tag(text: &str, doc: Doc<'_>, value: &At) -> Option<(Shape, Vec<(String, Beside)>)> {
     if !doc.is_mapping(value) {
         return None;
     }
     let mut entries = Vec::new();
     doc.entries_into(value, &mut entries);
-    let has = |key: &str| entries.iter().any(|e| e.key == key);
-    if has("repository") || has("image") || has("registry") {
+    let get = |key: &str| entry_part(text, doc, &entries, key);
+    // A `repository` left empty overrides nothing (Datadog's `{name: agent, tag, repository:}`,
+    // under a registry of the chart's).
+    let set = |key: &str| {
+        entries.iter().any(|e| e.key == key) && get(key).is_none_or(|part| !part.is_empty())
+    };
+    if set("repository") || set("image") || set("registry") {
         return None;
     }
-    let get = |key: &str| entry_part(text, doc, &entries, key);
     let name = get("name")
         .filter(|name| !name.is_empty() && !name.decoded && !name.text.contains([':', '@']))?;
-    Some(Shape::Split {
+    let shape = Shape::Split {
         registry: None,
         name,
         image: None,
         tag: Some(get("tag")?),
         digest: get("digest"),
-    })
+    };
+    let mut beside = beside(doc, &entries);
+    beside.retain(|(key, _)| key != "name");
+    Some((shape, beside))
 }
 
 /// The part of an image that the scalar under `key` among a mapping's `entries` gives.

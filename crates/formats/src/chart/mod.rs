@@ -42,8 +42,8 @@ pub use static_render::{
     plan_for as plan_statically_for, render as render_statically,
 };
 pub use switched::{
-    SwitchChange, baseline, needs_switched, needs_switched_at, one_key, switch_changes,
-    take_back_switched,
+    SwitchChange, needs_switched, needs_switched_at, one_key, pulls_the_digest, switch_changes,
+    take_back_switched, writes_a_digest_key,
 };
 pub use values_json::{ValuesFile, plain_document, values_json};
 

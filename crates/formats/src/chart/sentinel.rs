@@ -15,12 +15,14 @@ use super::candidates::{Beside, Candidate, Shape, ValuesImages};
 pub enum Render {
     /// Every part of every candidate replaced: how each part is used.
     Sentinels,
-    /// As [`Render::Names`], with the digest sentinels, and each key beside a split map's
-    /// parts ([`Candidate::beside`]) changed: a string becomes [`switched`], a flag its
-    /// opposite. Against the same rendering with no key beside (the baseline), an image that
-    /// differs is what a user who sets one of them gets, with the digest tagpin wrote for the
-    /// defaults (see [`super::switched`]).
+    /// As [`Render::Names`], with each key beside a split map's parts
+    /// ([`Candidate::beside`]) changed: a string becomes [`switched`], a flag its opposite.
+    /// An image that differs from the one of [`Render::Names`] is what a user who sets one
+    /// of them asks for (see [`super::switched`]).
     Switched,
+    /// As [`Render::Switched`], with the digest sentinels: whether the image the user then
+    /// gets still pulls the digest tagpin wrote for the defaults.
+    SwitchedDigested,
     /// The name replaced and digests emptied, tags as written: which image lines are whose,
     /// and the tag the chart uses.
     Names,
@@ -126,7 +128,7 @@ fn parts(root: &mut Value, i: usize, candidate: &Candidate, render: Render) {
             let value = format!("{}:{}", repository(i), tag(i));
             set(root, parent, &key[0], Value::String(value));
         }
-        (Shape::Inline(part), Render::Names | Render::Switched) => {
+        (Shape::Inline(part), Render::Names | Render::Switched | Render::SwitchedDigested) => {
             // The tag as written stays, so the rendering shows the chart's own tag.
             let tag = part
                 .text
@@ -153,12 +155,15 @@ fn parts(root: &mut Value, i: usize, candidate: &Candidate, render: Render) {
             },
             _,
         ) => {
-            let names = matches!(render, Render::Sentinels | Render::Switched | Render::Names);
+            let names = matches!(
+                render,
+                Render::Sentinels | Render::Switched | Render::SwitchedDigested | Render::Names
+            );
             if names {
                 set(root, path, &name.key, Value::String(repository(i)));
             }
             let every_part = render == Render::Sentinels;
-            if render == Render::Switched {
+            if matches!(render, Render::Switched | Render::SwitchedDigested) {
                 switch(root, i, candidate);
             }
             if every_part {
@@ -173,8 +178,7 @@ fn parts(root: &mut Value, i: usize, candidate: &Candidate, render: Render) {
                 }
             }
             if let Some(part) = digest {
-                // Switched: to see whether the digest key is still in the image.
-                let value = if every_part || render == Render::Switched {
+                let value = if every_part || render == Render::SwitchedDigested {
                     format!("sha256:{}", digest_hex(i))
                 } else {
                     String::new()

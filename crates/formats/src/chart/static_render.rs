@@ -196,6 +196,8 @@ pub struct Plan {
     blocked: Vec<(usize, String)>,
     /// The top-level keys of `.Values` the lines read: the only ones to load.
     pub top_keys: std::collections::BTreeSet<String>,
+    /// A line passes `.Values` whole (`dict "root" .Values`): every key is loaded.
+    pub every_top_key: bool,
     /// The named templates the lines may include.
     defines: Defines,
     /// What each line inside a `with` block, or using a variable, is evaluated between.
@@ -317,8 +319,12 @@ fn plan_with(
             Context::Assigned(id) => variables[id].lines.iter().any(|at| lines.contains_key(at)),
             _ => lines.contains_key(&(read.template, read.line)),
         };
-        if let (true, Some(top)) = (evaluated, read.keys.first()) {
-            plan.top_keys.insert((*top).to_owned());
+        match (evaluated, read.keys.first()) {
+            (true, Some(top)) => {
+                plan.top_keys.insert((*top).to_owned());
+            }
+            (true, None) if !read.shape_only => plan.every_top_key = true,
+            _ => {}
         }
     }
     // A line inside `with`/`range` blocks that reads only from the root is evaluated inside
@@ -386,6 +392,11 @@ impl Plan {
     /// the candidates [`Plan::blocked`] holds.
     pub fn evaluates_nothing(&self) -> bool {
         self.lines.is_empty()
+    }
+
+    /// The top-level keys of the values to load: `None` for all of them.
+    pub fn keys(&self) -> Option<&std::collections::BTreeSet<String>> {
+        (!self.every_top_key).then_some(&self.top_keys)
     }
 
     /// The candidates that cannot be followed, by index, with why.
@@ -2163,6 +2174,30 @@ mod tests {
                     "not proven: without Helm, `- image: {{ include \"c.image\" .Values.helper }}` at c/templates/deploy.yaml:5 cannot be evaluated (no template named `c.image`)"
                 ),
             ]
+        );
+    }
+
+    #[test]
+    fn values_passed_whole_load_every_top_key() {
+        // Datadog's `image-path`: the registry read through `.root`, a key no line names.
+        let helpers = "{{- define \"c.image\" -}}{{ .root.registry }}/{{ .image.name }}:{{ .image.tag }}{{- end -}}\n";
+        let deploy = "spec:\n  containers:\n    - image: {{ include \"c.image\" (dict \"root\" .Values \"image\" .Values.agents.image) }}\n";
+        let templates = [
+            template("c/templates/_helpers.tpl", helpers),
+            template("c/templates/deploy.yaml", deploy),
+        ];
+        let whole = plan(&templates, &[path("agents.image")], &[]);
+        assert!(whole.every_top_key);
+        assert_eq!(whole.keys(), None);
+        // A read of the map alone loads its key only.
+        let deploy = "spec:\n  containers:\n    - image: {{ .Values.agents.image.repository }}:{{ .Values.agents.image.tag }}\n";
+        let templates = [template("c/templates/deploy.yaml", deploy)];
+        let map_only = plan(&templates, &[path("agents.image")], &[]);
+        assert_eq!(
+            map_only
+                .keys()
+                .map(|keys| keys.iter().map(String::as_str).collect::<Vec<_>>()),
+            Some(vec!["agents"])
         );
     }
 

@@ -2,18 +2,24 @@
 //! `base: debian` ([`Candidate::beside`]).
 //!
 //! A digest tagpin writes for a map pins the image its values render now. A user who later
-//! sets such a key gets another image from the chart: a digest appended to the tag lands
+//! sets such a key asks the chart for another image: a digest appended to the tag lands
 //! inside the new tag (`1.2@sha256:…-alpine`) or beside another image's tag, and a digest key
-//! pulls the image of the defaults in place of the one asked for. So the chart is rendered
-//! with the keys changed ([`Render::Switched`]), against the same rendering with none changed
-//! (the baseline); where a map's image differs, its edit is taken back.
+//! still pulls the image of the defaults (silently, where the chart drops the tag once a
+//! digest is set). So the chart is rendered with the keys changed ([`Render::Switched`]) and
+//! read against the names rendering ([`Render::Names`], the same values with no key changed).
+//! Where a map's image differs and still holds the tag tagpin appends to, or (rendered again
+//! with the digest sentinels, [`Render::SwitchedDigested`]) still pulls the digest key, its
+//! edit is taken back. A chart that takes another digest key with the key on (ingress-nginx's
+//! `chroot` and `digestChroot`) never pulls the one tagpin wrote: its edit stays.
 //!
 //! The keys are changed all at once first, the one rendering most charts need. Where that
-//! shows a change, or the chart refuses it, each key is changed on its own ([`one_key`]): one
-//! key may hide another (a `fullOverride` that replaces the whole image hides a `rootless`
-//! flag), and the reason names only the keys that change the image.
+//! changes a map's image, or the chart refuses it, each key is changed on its own
+//! ([`one_key`]): one key may hide another (a `fullOverride` that replaces the whole image
+//! hides a `rootless` flag), and the reason names only the keys that change the image.
 //!
 //! [`Render::Switched`]: super::sentinel::Render::Switched
+//! [`Render::SwitchedDigested`]: super::sentinel::Render::SwitchedDigested
+//! [`Render::Names`]: super::sentinel::Render::Names
 
 use super::candidates::{Candidate, Shape, ValuesImages};
 use super::decide::{Decision, no_digest};
@@ -28,8 +34,8 @@ pub enum SwitchChange {
     Unchanged,
     /// The map is no longer in any image (the keys replace the image whole).
     Gone,
-    /// Another image that still holds what tagpin would write: the map's digest sentinel,
-    /// or its tag as written.
+    /// Another image: for a tag edit, one that still holds the tag as written; for a digest
+    /// key, whether it still pulls the digest is for [`pulls_the_digest`] to say.
     Changed {
         /// The new image is the old one with more after it (`1.2` → `1.2-alpine`).
         extends: bool,
@@ -57,17 +63,6 @@ fn writes_for_split(site: &EditSite) -> bool {
     )
 }
 
-/// `images` with no key beside any map: rendered as [`Render::Switched`], the baseline.
-///
-/// [`Render::Switched`]: super::sentinel::Render::Switched
-pub fn baseline(images: &ValuesImages) -> ValuesImages {
-    let mut baseline = images.clone();
-    for candidate in &mut baseline.candidates {
-        candidate.beside.clear();
-    }
-    baseline
-}
-
 /// `images` with only the `j`th key beside each candidate of `which`, and none beside the
 /// others.
 pub fn one_key(images: &ValuesImages, which: &[usize], j: usize) -> ValuesImages {
@@ -83,11 +78,15 @@ pub fn one_key(images: &ValuesImages, which: &[usize], j: usize) -> ValuesImages
     one
 }
 
-/// What `switched` (rendered from `images`) shows of each candidate against `baseline`.
+/// What `switched` ([`Render::Switched`] of `images`) shows of each candidate against
+/// `names` ([`Render::Names`]).
+///
+/// [`Render::Switched`]: super::sentinel::Render::Switched
+/// [`Render::Names`]: super::sentinel::Render::Names
 pub fn switch_changes(
     images: &ValuesImages,
     decisions: &[Decision],
-    baseline: &Rendered,
+    names: &Rendered,
     switched: &Rendered,
 ) -> Vec<SwitchChange> {
     (0..images.candidates.len())
@@ -95,24 +94,22 @@ pub fn switch_changes(
             if !needs_switched_at(images, decisions, i) {
                 return SwitchChange::Unchanged;
             }
-            change(i, &decisions[i].site, baseline, switched)
+            change(i, &decisions[i].site, names, switched)
         })
         .collect()
 }
 
-fn change(i: usize, site: &EditSite, baseline: &Rendered, switched: &Rendered) -> SwitchChange {
+fn change(i: usize, site: &EditSite, names: &Rendered, switched: &Rendered) -> SwitchChange {
     let token = sentinel::token(i);
-    let before: Vec<String> = baseline.runs(&token).into_iter().map(|r| r.text).collect();
+    let before: Vec<String> = names.runs(&token).into_iter().map(|r| r.text).collect();
     let after: Vec<String> = switched.runs(&token).into_iter().map(|r| r.text).collect();
     if after.is_empty() && !before.is_empty() {
         return SwitchChange::Gone;
     }
-    // What the edit writes must still be in the new image for it to go wrong there: a chart
-    // that takes another digest key with the key on (ingress-nginx's `digestChroot`) never
-    // pulls the one tagpin wrote.
+    // A digest appended to the tag goes wrong only where the tag is still written.
     let holds_the_edit = |text: &str| match site {
         EditSite::SplitTag { tag, .. } => text.contains(tag.as_str()),
-        _ => text.contains(&sentinel::digest_hex(i)),
+        _ => true,
     };
     let Some(new) = after
         .iter()
@@ -120,11 +117,33 @@ fn change(i: usize, site: &EditSite, baseline: &Rendered, switched: &Rendered) -
     else {
         return SwitchChange::Unchanged;
     };
-    let extends = before.iter().any(|old| {
-        let old = old.split('@').next().unwrap_or(old);
-        new.starts_with(old) && new.len() > old.len()
-    });
+    let extends = before
+        .iter()
+        .any(|old| new.starts_with(old.as_str()) && new.len() > old.len());
     SwitchChange::Changed { extends }
+}
+
+/// Whether candidate `i`'s edit writes a digest key: a [`SwitchChange::Changed`] of it counts
+/// only where [`pulls_the_digest`] says so.
+pub fn writes_a_digest_key(decisions: &[Decision], i: usize) -> bool {
+    decisions.get(i).is_some_and(|d| {
+        matches!(
+            d.site,
+            EditSite::SplitDigest { .. } | EditSite::InsertKey { .. }
+        )
+    })
+}
+
+/// Whether, in `digested` ([`Render::SwitchedDigested`]), candidate `i`'s image still pulls
+/// its digest key.
+///
+/// [`Render::SwitchedDigested`]: super::sentinel::Render::SwitchedDigested
+pub fn pulls_the_digest(i: usize, digested: &Rendered) -> bool {
+    let hex = sentinel::digest_hex(i);
+    digested
+        .runs(&sentinel::token(i))
+        .iter()
+        .any(|run| run.text.contains(&hex))
 }
 
 /// Takes back the edit of each candidate whose image changed with one of its keys alone:

@@ -300,7 +300,8 @@ mod helm_differential {
             assert_eq!(number, i.to_string());
             let key = format!("case{i}");
             let keys = BTreeSet::from([key.clone()]);
-            let read = super::super::values_json(Path::new("values.yaml"), values, &keys).unwrap();
+            let read =
+                super::super::values_json(Path::new("values.yaml"), values, Some(&keys)).unwrap();
             match super::to_yaml(&read[&key]) {
                 Ok(ours) => {
                     assert_eq!(ours, text.trim_end_matches('\n'), "case{i}");

@@ -12,9 +12,14 @@ use crate::Error;
 use crate::yaml::tree::{Kind, MAX_DEPTH, NodeId, Style, Tree};
 use crate::yaml::{self, Mode};
 
-/// The mappings under the top-level `keys` of the values file `text`.
-pub fn values_json(path: &Path, text: &str, keys: &BTreeSet<String>) -> Result<Value, Error> {
-    if keys.is_empty() {
+/// The mappings under the top-level `keys` of the values file `text` (all of them with
+/// `None`).
+pub fn values_json(
+    path: &Path,
+    text: &str,
+    keys: Option<&BTreeSet<String>>,
+) -> Result<Value, Error> {
+    if keys.is_some_and(BTreeSet::is_empty) {
         return Ok(Value::Object(Map::new()));
     }
     let tree = yaml::read(path, text, Mode::Strict)?;
@@ -146,7 +151,7 @@ impl<'t> ValuesFile<'t> {
     }
 
     /// See [`values_json`].
-    pub fn json(&self, keys: &BTreeSet<String>) -> Value {
+    pub fn json(&self, keys: Option<&BTreeSet<String>>) -> Value {
         json_of(&self.tree, self.text, keys)
     }
 
@@ -171,9 +176,9 @@ impl<'t> ValuesFile<'t> {
     }
 }
 
-fn json_of(tree: &Tree, text: &str, keys: &BTreeSet<String>) -> Value {
+fn json_of(tree: &Tree, text: &str, keys: Option<&BTreeSet<String>>) -> Value {
     let mut out = Map::new();
-    if keys.is_empty() {
+    if keys.is_some_and(BTreeSet::is_empty) {
         return Value::Object(out);
     }
     let Some(Some(root)) = tree.documents.first() else {
@@ -188,7 +193,7 @@ fn json_of(tree: &Tree, text: &str, keys: &BTreeSet<String>) -> Value {
         let Some(key) = tree.scalar(*key, text) else {
             continue;
         };
-        if keys.contains(key) {
+        if keys.is_none_or(|keys| keys.contains(key)) {
             out.insert(key.to_owned(), convert(tree, text, *value, 0));
         }
     }
@@ -364,7 +369,7 @@ mod tests {
     fn only_the_asked_keys_are_read_and_typed() {
         let text = "image:\n  repository: a/b\n  tag: \"1.0\"\n  n: 3\n  f: 1.0\n  e: \n  b: true\n  list: [x, 'y']\nother: {big: map}\nglobal: &g {imageRegistry: r}\nalias: *g\n";
         let keys: BTreeSet<String> = ["image", "alias"].map(str::to_owned).into();
-        let value = values_json(Path::new("values.yaml"), text, &keys).unwrap();
+        let value = values_json(Path::new("values.yaml"), text, Some(&keys)).unwrap();
         assert_eq!(
             value,
             json!({
