@@ -114,12 +114,20 @@ impl FileKind {
         let extension_is = |ext: &str| extension.is_some_and(|e| e.eq_ignore_ascii_case(ext));
         let in_dir = |dir: &str| parent.is_some_and(|parent| has_component(parent, dir));
 
+        // `Dockerfile-dev`, `Dockerfile_prod`: a variant's name after a dash or an underscore,
+        // with no extension (`dockerfile-guide.md` is not one).
+        let variant = (starts("dockerfile-")
+            || starts("dockerfile_")
+            || starts("containerfile-")
+            || starts("containerfile_"))
+            && !name.contains('.');
         if is("dockerfile")
             || is("containerfile")
             || starts("dockerfile.")
             || starts("containerfile.")
             || ends(".dockerfile")
             || ends(".containerfile")
+            || variant
         {
             return Some(Self::Dockerfile);
         }
@@ -196,12 +204,22 @@ mod tests {
         let extension = lower.rsplit_once('.').map(|(_, ext)| ext);
         let parent = path.parent();
         let in_dir = |dir: &str| parent.is_some_and(|parent| has_component(parent, dir));
+        let variant = [
+            "dockerfile-",
+            "dockerfile_",
+            "containerfile-",
+            "containerfile_",
+        ]
+        .iter()
+        .any(|prefix| lower.starts_with(prefix))
+            && !lower.contains('.');
         if lower == "dockerfile"
             || lower == "containerfile"
             || lower.starts_with("dockerfile.")
             || lower.starts_with("containerfile.")
             || lower.ends_with(".dockerfile")
             || lower.ends_with(".containerfile")
+            || variant
         {
             return Some(FileKind::Dockerfile);
         }
@@ -282,6 +300,9 @@ mod tests {
             "dockerfile",
             "DOCKERFILE.dev",
             "app.Dockerfile",
+            "Dockerfile-dev",
+            "dockerfile_prod",
+            "Dockerfile-guide.md",
             "Containerfile",
             "containerfile.x",
             "x.containerFILE",

@@ -13,7 +13,10 @@
 //!   terminator may be indented, as in a Makefile recipe) or as the quoted argument of `echo`
 //!   or `printf`. Elsewhere `image: image-nginx` is a make rule (target `image`, prerequisite
 //!   `image-nginx`), or a command named `image:`, not a reference;
-//! - `--image` flags count on command lines and in heredocs;
+//! - `--image` flags count on command lines (continued with `\`) and in heredocs, but not
+//!   those of commands whose `--image` is a virtual machine's or one they build
+//!   (`gcloud compute`, `az vm`, `az acr build`, `hcloud`, …), nor those after `--` (the
+//!   arguments of the program a container runs);
 //! - a comment is skipped: a line whose first word starts with `#` (after a recipe's `@`, `-`
 //!   or `+`), and the rest of a line from a `#` that starts a word outside quotes. In a
 //!   heredoc, a line whose first non-blank character is `#` (a YAML comment).
@@ -41,6 +44,8 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
     let mut logical: Option<usize> = None;
     // The logical line's bytes: one buffer for the whole file, emptied after each line.
     let mut bytes: Vec<u8> = Vec::new();
+    // Whether a line of it holds `image` (a `--image` flag, perhaps).
+    let mut logical_has_image = false;
     for raw in text.split_inclusive('\n') {
         let start = offset;
         offset += raw.len();
@@ -61,6 +66,7 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
         };
         if IMAGE.find(code.as_bytes()).is_some() {
             scan_command_line(sink, code, start);
+            logical_has_image = true;
         }
         let opens_heredoc = code.contains("<<");
         if opens_heredoc {
@@ -76,13 +82,14 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
         }
         bytes[kept..].fill(b' ');
         if !continued {
-            flush_logical(sink, logical_start, &bytes);
+            flush_logical(sink, logical_start, &bytes, logical_has_image);
             logical = None;
+            logical_has_image = false;
             bytes.clear();
         }
     }
     if let Some(start) = logical {
-        flush_logical(sink, start, &bytes);
+        flush_logical(sink, start, &bytes, logical_has_image);
     }
     // An image the script builds and then runs is what it built.
     if !sink.built.is_empty() {
@@ -99,8 +106,9 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
 static IMAGE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
     std::sync::LazyLock::new(|| memchr::memmem::Finder::new("image"));
 
-/// Scans a logical command line for container CLI commands.
-fn flush_logical(sink: &mut Sink<'_>, start: usize, bytes: &[u8]) {
+/// Scans a logical command line for `--image` flags (when `has_image`, a line of it holds the
+/// word) and container CLI commands.
+fn flush_logical(sink: &mut Sink<'_>, start: usize, bytes: &[u8], has_image: bool) {
     // Searchers built once: `memmem::find` builds one per call, and a script has a logical
     // line per command.
     static CLIS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 3]> =
@@ -109,11 +117,17 @@ fn flush_logical(sink: &mut Sink<'_>, start: usize, bytes: &[u8]) {
         });
     let has_cli = CLIS.iter().any(|cli| cli.find(bytes).is_some())
         || memchr::memchr(b'$', bytes).is_some() && may_name_an_engine(bytes);
-    if !has_cli {
+    if !has_cli && !has_image {
         return;
     }
     // Only whole lines' code and ASCII spaces went in: still UTF-8.
-    if let Ok(code) = std::str::from_utf8(bytes) {
+    let Ok(code) = std::str::from_utf8(bytes) else {
+        return;
+    };
+    if has_image {
+        scan_flags(sink, code, start);
+    }
+    if has_cli {
         commands::scan(sink, code, start);
     }
 }
@@ -139,10 +153,9 @@ fn yaml_image_value(text: &str) -> Option<(&str, usize)> {
     Some((value, text.len() - item.len() + "image:".len()))
 }
 
-/// A command line (its comment cut off): flags, and the quoted YAML lines `echo` and `printf`
-/// print.
+/// A command line (its comment cut off): the quoted YAML lines `echo` and `printf` print.
+/// (Its flags are read with the whole logical line, [`flush_logical`].)
 fn scan_command_line(sink: &mut Sink<'_>, code: &str, offset: usize) {
-    scan_flags(sink, code, offset);
     let mut command_word = true;
     let mut printing = false;
     for token in tokens(code) {
@@ -180,7 +193,8 @@ fn scan_command_line(sink: &mut Sink<'_>, code: &str, offset: usize) {
     }
 }
 
-/// `--image=ref` and `--image ref` in `line`.
+/// `--image=ref` and `--image ref` in `line` (a logical command line, or a heredoc's line),
+/// where the command the flag belongs to takes a container image ([`takes_a_container_image`]).
 fn scan_flags(sink: &mut Sink<'_>, line: &str, offset: usize) {
     let mut search = 0;
     // By bytes: `str::find` builds a searcher per call, and every line is searched.
@@ -199,9 +213,70 @@ fn scan_flags(sink: &mut Sink<'_>, line: &str, offset: usize) {
         } else {
             continue;
         };
+        if !takes_a_container_image(&line[..flag]) {
+            continue;
+        }
         let word_end = word_end(value);
         report(sink, &value[..word_end], offset + value_start);
     }
+}
+
+/// Commands whose `--image` names no container image to pull: a virtual machine's image (a
+/// cloud's or a local hypervisor's), or one the command builds or imports. Each is the
+/// program and the words (subcommands, in any place after it) that make it one.
+const NOT_CONTAINER_IMAGES: &[(&str, &[&str])] = &[
+    ("gcloud", &["compute"]),
+    ("hcloud", &[]),
+    ("doctl", &["compute"]),
+    ("openstack", &[]),
+    ("nova", &[]),
+    ("az", &["vm"]),
+    ("az", &["vmss"]),
+    ("az", &["acr", "build"]),
+    ("az", &["acr", "import"]),
+    ("multipass", &[]),
+    ("lxc", &[]),
+    ("incus", &[]),
+    ("virt-install", &[]),
+    ("vagrant", &[]),
+    ("packer", &[]),
+    ("podman", &["machine"]),
+    // `flux create image repository --image=ghcr.io/org/app`: a repository to watch.
+    ("flux", &["image"]),
+];
+
+/// Whether the command that `before` (a line up to a `--image` flag) ends inside may take a
+/// container image there: not one of [`NOT_CONTAINER_IMAGES`], and not after a `--` (past
+/// it, `kubectl run x --image=a:1 -- app --image=b:2` passes flags to the container's program).
+fn takes_a_container_image(before: &str) -> bool {
+    let mut words: Vec<&str> = Vec::new();
+    for token in tokens(before) {
+        match token {
+            Token::Separator => words.clear(),
+            Token::Substitution { .. } => {}
+            Token::Word { start, end, .. } => words.push(&before[start..end]),
+        }
+    }
+    if words.contains(&"--") {
+        return false;
+    }
+    // A recipe's prefixes, variable assignments and wrappers come before the program.
+    let at = words.iter().position(|word| {
+        let word = word.trim_start_matches(['@', '-', '+']);
+        let assignment = word.split_once('=').is_some_and(|(name, _)| {
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        });
+        !assignment && !matches!(word, "sudo" | "env" | "exec" | "time" | "nohup" | "command")
+    });
+    let Some(at) = at else {
+        return true;
+    };
+    let program = words[at].trim_start_matches(['@', '-', '+']);
+    let program = program.rsplit('/').next().unwrap_or(program);
+    let after = &words[at + 1..];
+    !NOT_CONTAINER_IMAGES
+        .iter()
+        .any(|(name, needs)| *name == program && needs.iter().all(|w| after.contains(w)))
 }
 
 /// Where the comment of a command line starts (its length when it has none): a `#` that

@@ -952,6 +952,9 @@ fn file_kinds_are_detected_from_the_path() {
         (".github/workflows/ci.yml", Some(FileKind::Workflow)),
         ("compose.yaml", Some(FileKind::Compose)),
         ("Dockerfile.dev", Some(FileKind::Dockerfile)),
+        ("Dockerfile-dev", Some(FileKind::Dockerfile)),
+        ("docker/Containerfile_prod", Some(FileKind::Dockerfile)),
+        ("docs/dockerfile-guide.md", None),
         ("build.sh", Some(FileKind::Shell)),
         ("README.md", None),
     ];
@@ -1394,6 +1397,36 @@ fn shell_table() {
         (
             "kubectl run x --image='n:1' -l 'a#b' # --image=m:1\n",
             one(1, 24, Floating, "n:1"),
+        ),
+        // A virtual machine's image, or one the command builds: not a container image.
+        (
+            "gcloud compute instances create vm --image=debian-11-v20240110\n",
+            vec![],
+        ),
+        (
+            "gcloud --project p compute instances create vm \\\n  --image ubuntu-2204\n",
+            vec![],
+        ),
+        ("sudo hcloud server create --image ubuntu-24.04\n", vec![]),
+        ("az acr build -r reg --image app:v1 .\n", vec![]),
+        ("az vm create -n vm --image Ubuntu2204\n", vec![]),
+        (
+            "flux create image repository app --image=ghcr.io/o/app\n",
+            vec![],
+        ),
+        // Another command on the line, and a flag continued onto the next line, still count.
+        (
+            "az vm list; kubectl run x --image=n:1\n",
+            one(1, 35, Floating, "n:1"),
+        ),
+        (
+            "gcloud run deploy app \\\n  --image=gcr.io/p/app:1\n",
+            one(2, 11, Floating, "gcr.io/p/app:1"),
+        ),
+        // Past `--`, the flags are the container program's.
+        (
+            "kubectl run x --image n:1 -- /bin/app --image=m:1\n",
+            one(1, 23, Floating, "n:1"),
         ),
     ];
     for (text, expected) in cases {

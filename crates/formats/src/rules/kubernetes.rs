@@ -10,7 +10,9 @@
 //! picture or a disk: `image: assets/logo.png`), the `image` of a Concourse task (the name of
 //! an artifact the plan fetched), and every image key of a document that names repositories
 //! rather than images to pull (Flux's `ImageRepository`, kbld's `Config`). An image a build
-//! makes (a Skaffold artifact, a build's `output`) is `local`.
+//! makes (a Skaffold artifact, a build's `output`, an image beside `build:`, an `OpenFaaS`
+//! function's) is `local`, as is every other use of it in the file, and Kubebuilder's
+//! placeholder `controller:latest`.
 //!
 //! A reference with no tag and no digest (`image: quay.io/ceph/daemon`) is written
 //! (`:latest@sha256:…`) only in a pod's containers (or a Tekton step, an Argo template's
@@ -217,7 +219,7 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
         return;
     }
     let in_container_list = is_container(map.path);
-    let built = names_what_is_built(map.path);
+    let built = names_what_is_built(map);
     for entry in map.entries {
         if !is_image_key(entry.key) {
             continue;
@@ -332,11 +334,15 @@ fn names_a_base(key: &str, value: &str) -> bool {
         && !value.rsplit('/').next().unwrap_or(value).contains(':')
 }
 
-/// Whether the mapping at `path` names the image a build makes, as compose's `image` beside
-/// `build:` does: a Skaffold artifact (`build.artifacts[]`, and the artifacts one requires,
-/// `requires[]`), or a build's `output` (Strimzi's `spec.build.output`, Shipwright's
-/// `spec.output`). That image is pushed, not pulled: `local`.
-fn names_what_is_built(path: &[Seg<'_>]) -> bool {
+/// Whether `map` names the image a build makes, as compose's `image` beside `build:` does:
+/// a Skaffold artifact (`build.artifacts[]`, and the artifacts one requires, `requires[]`),
+/// a build's `output` (Strimzi's `spec.build.output`, Shipwright's `spec.output`), an image
+/// beside `build:` (a compose file not named as one: a Swarm `docker-stack.yml`), an `OpenFaaS`
+/// function (`functions.<name>: {lang, handler, image}`, which `faas-cli build` tags), an
+/// Okteto manifest's `build.<name>.image`, or a Kamal deploy file's `image`. That image is
+/// pushed, not pulled: `local`.
+fn names_what_is_built(map: &Map<'_, '_>) -> bool {
+    let path = map.path;
     let artifact = match path {
         [before @ .., Seg::Key("artifacts"), Seg::Item(_)]
         | [
@@ -348,7 +354,33 @@ fn names_what_is_built(path: &[Seg<'_>]) -> bool {
         ] => before.contains(&Seg::Key("build")),
         _ => false,
     };
-    artifact || matches!(path, [.., Seg::Key("output")])
+    artifact
+        || matches!(
+            path,
+            [.., Seg::Key("output")] | [Seg::Key("build"), Seg::Key(_)]
+        )
+        || builds_beside(map)
+        || map.has("lang") && map.has("handler")
+        // Kamal's `config/deploy.yml`: the image `kamal build` makes (its accessories'
+        // images are pulled).
+        || path.is_empty() && map.has("service") && map.has("builder")
+}
+
+/// Whether `map` has a compose-style `build:` beside its image: a path (`build: .`), or a
+/// mapping with a `context` or `dockerfile` (not Strimzi's `build: {output, plugins}`, whose
+/// `spec.image` is still pulled).
+fn builds_beside(map: &Map<'_, '_>) -> bool {
+    let Some(build) = map.get("build") else {
+        return false;
+    };
+    if map.doc.scalar(build).is_some() {
+        return true;
+    }
+    let mut entries = Vec::new();
+    map.doc.entries_into(build, &mut entries);
+    entries
+        .iter()
+        .any(|e| matches!(e.key, "context" | "dockerfile"))
 }
 
 /// Whether the mapping at `path` is a container whose `image` kubelet pulls: an item of a pod's

@@ -346,6 +346,7 @@ fn finish(
     uses: &Uses<'_>,
 ) {
     let mut candidates = candidates;
+    mark_built(&mut candidates);
     // Stable: a span's first candidate (in walk order) stays first in its group.
     candidates.sort_by_key(|c| (c.found.span.start, c.found.span.end));
     let mut rest = candidates.into_iter().peekable();
@@ -357,6 +358,31 @@ fn finish(
         }
         let found = merge(sink, doc, rules, group, uses);
         sink.push(found);
+    }
+}
+
+/// Marks `local` the references to an image the file builds (compose's `worker: {image:
+/// app:1}` beside `api: {image: app:1, build: .}`: what runs is the build), and the image
+/// Kubebuilder and Operator SDK scaffold as a placeholder (`controller:latest`, which
+/// `make docker-build` builds and `kustomize edit set image controller=${IMG}` replaces).
+fn mark_built(candidates: &mut [Candidate]) {
+    let built: Vec<String> = candidates
+        .iter()
+        .filter(|c| c.found.status == Status::Local)
+        .map(|c| c.found.text.clone())
+        .collect();
+    for candidate in candidates.iter_mut() {
+        let found = &mut candidate.found;
+        if !matches!(found.status, Status::Floating | Status::Pinned) {
+            continue;
+        }
+        let placeholder = found
+            .reference
+            .as_ref()
+            .is_some_and(|r| r.name_as_written() == "controller");
+        if placeholder || built.contains(&found.text) {
+            found.status = Status::Local;
+        }
     }
 }
 

@@ -124,6 +124,27 @@ fn a_compose_build_argument_naming_an_image_is_a_reference() {
     );
 }
 
+/// A service that runs the image another service builds runs the build: `local` too. So does
+/// a Kustomize entry for Kubebuilder's placeholder `controller`.
+#[test]
+fn an_image_the_file_builds_is_local_wherever_it_is_used() {
+    let text = "services:\n  api:\n    image: myorg/api:1.0\n    build: .\n  worker:\n    image: myorg/api:1.0\n  cache:\n    image: myorg/api:2.0\n";
+    assert_eq!(
+        shapes(FileKind::Compose, text),
+        vec![
+            (3, 12, Status::Local, "myorg/api:1.0".to_owned()),
+            (6, 12, Status::Local, "myorg/api:1.0".to_owned()),
+            (8, 12, Status::Floating, "myorg/api:2.0".to_owned()),
+        ]
+    );
+    let kustomization = "images:\n- name: controller\n  newName: controller\n  newTag: latest\n";
+    let statuses: Vec<Status> = shapes(FileKind::Kustomize, kustomization)
+        .into_iter()
+        .map(|(_, _, status, _)| status)
+        .collect();
+    assert_eq!(statuses, [Status::Local]);
+}
+
 #[test]
 fn a_compose_variable_s_default_image_is_the_reference() {
     let text = "services:\n  web:\n    image: ${WEB_IMAGE:-apache/airflow:3.1.4}\n  db:\n    image: \"${DB-postgres:16}\"\n  built:\n    image: ${APP:-acme/app:1}\n    build: .\n  other:\n    image: ${REGISTRY:-docker.io}/nginx:1.25\n  required:\n    image: ${APP:?set it}\n  nested:\n    image: ${A:-${B:-nginx:1}}\n";
@@ -749,7 +770,8 @@ fn files_and_examples_are_not_images() {
 
 /// The image a build makes is pushed, not pulled: `local`, as compose's `image` beside
 /// `build:` (Skaffold's artifacts and those they require, Strimzi's and Shipwright's build
-/// outputs). The same key anywhere else is an image to pull.
+/// outputs, a compose file by another name, `OpenFaaS` functions, Okteto's builds, and
+/// Kubebuilder's placeholder). The same key anywhere else is an image to pull.
 #[test]
 fn images_a_build_makes_are_local() {
     use Status::{Floating, Local, Templated};
@@ -775,6 +797,33 @@ fn images_a_build_makes_are_local() {
             "artifacts outside a build",
             "steps:\n  artifacts:\n    - image: nginx:1.25\n",
             &[(3, Floating)],
+        ),
+        // A compose file not named as one (a Swarm stack): beside `build:`, and every other
+        // use of the image it builds; not another service's own image.
+        (
+            "docker-stack.yml",
+            "services:\n  api:\n    image: myorg/api:1.0\n    build: .\n  worker:\n    image: myorg/api:1.0\n  db:\n    image: postgres:16\n    build:\n      args: {A: b}\n",
+            &[(3, Local), (6, Local), (8, Floating)],
+        ),
+        (
+            "openfaas",
+            "provider:\n  name: openfaas\nfunctions:\n  hello:\n    lang: python3\n    handler: ./hello\n    image: hello:latest\n  fetch:\n    image: ghcr.io/o/fetch:1\n",
+            &[(7, Local), (9, Floating)],
+        ),
+        (
+            "okteto",
+            "build:\n  api:\n    context: .\n    image: okteto.dev/api:1.0.0\ndeploy:\n  - kubectl apply -f k8s\n",
+            &[(4, Local)],
+        ),
+        (
+            "kamal",
+            "service: hey\nimage: 37s/hey:1.0\nbuilder:\n  arch: amd64\naccessories:\n  mysql:\n    image: mysql:8.0\n",
+            &[(2, Local), (7, Floating)],
+        ),
+        (
+            "kubebuilder's placeholder",
+            "spec:\n  template:\n    spec:\n      containers:\n      - image: controller:latest\n      - image: quay.io/o/controller:1\n",
+            &[(5, Local), (6, Floating)],
         ),
     ];
     for (name, text, expected) in cases {
