@@ -396,7 +396,10 @@ impl Seen<'_> {
                         "the chart's appVersion (`{version}`) and more the chart adds to it \
                          (the tag is `{used}`)"
                     ),
-                    None => format!("outside this map (`{used}`: another value, or the chart)"),
+                    None => format!(
+                        "outside this map (`{used}`: another value, the chart, or the \
+                         cluster's Kubernetes version)"
+                    ),
                 },
             };
             return Err(format!("the tag comes from {source}, and {}", split.no_digest()).into());

@@ -721,7 +721,7 @@ fn an_empty_tag_the_chart_builds_around_its_app_version_says_so() {
         (
             "tpsr0z:v1.31.0",
             "2.452",
-            "the tag comes from outside this map (`v1.31.0`: another value, or the chart), and the map has no digest key",
+            "the tag comes from outside this map (`v1.31.0`: another value, the chart, or the cluster's Kubernetes version), and the map has no digest key",
         ),
     ];
     for (named, app_version, expected) in cases {
