@@ -389,6 +389,31 @@ fn compose_and_workflow_table() {
             (15, 18, Templated, "${{ env.IMAGE }}".into())
         ]
     );
+    // A job's image as a matrix value: each value listed, and each `include` entry's.
+    assert_eq!(
+        found(
+            FileKind::Workflow,
+            "jobs:\n  t:\n    name: test on ${{ matrix.image }}\n    strategy:\n      matrix:\n        image: [\"debian:12\", ubuntu:22.04]\n        go: [\"1.22\"]\n        include:\n          - image: fedora:39\n    container: ${{ matrix.image }}\n    services:\n      db:\n        image: ${{matrix.db}}\n"
+        ),
+        vec![
+            (6, 18, Floating, "debian:12".into()),
+            (6, 30, Floating, "ubuntu:22.04".into()),
+            (9, 20, Floating, "fedora:39".into()),
+            (10, 16, Templated, "${{ matrix.image }}".into()),
+            (13, 16, Templated, "${{matrix.db}}".into()),
+        ]
+    );
+    // Used elsewhere (a condition): reported, not written.
+    let findings = scan(
+        Path::new("t"),
+        FileKind::Workflow,
+        "jobs:\n  t:\n    strategy:\n      matrix:\n        image: [debian:12]\n    container:\n      image: ${{ matrix.image }}\n    steps:\n      - if: matrix.image == 'debian:12'\n        run: make\n",
+    )
+    .unwrap();
+    assert!(
+        matches!(&findings[0].site, EditSite::Unsupported { reason } if reason.starts_with("the job uses `matrix.image` elsewhere")),
+        "{findings:?}"
+    );
     // With no tag, another input may complete it: reported, not written.
     let findings = scan(
         Path::new("t"),

@@ -1,8 +1,13 @@
 //! GitHub workflows and `action.yml`: `jobs.*.container` (a string, or its `image`),
 //! `jobs.*.services.*.image`, `uses: docker://…` in any step, `runs.image: docker://…`, and
 //! the `with.image` of a step whose action runs that image ([`RUNS_WITH_IMAGE`]).
+//!
+//! A job's image written as a matrix value, `container: ${{ matrix.image }}`, is each of the
+//! values `strategy.matrix.image` lists (and each `include` entry's `image`): written where
+//! the job uses `matrix.image` nowhere else but its `name` (a condition such as
+//! `if: matrix.image == 'debian:12'` would no longer hold once pinned).
 
-use super::{Map, Out, Rules, Seg};
+use super::{Map, Out, Rules, ScalarAt, Seg};
 use crate::EditSite;
 
 pub(crate) struct Workflow;
@@ -40,10 +45,11 @@ impl Rules for Workflow {
         if let (Some(prefix), Some(image)) = (image_prefix, map.scalar("image")) {
             out.inline(&image, prefix);
         }
-        if matches!(map.path, [Seg::Key("jobs"), Seg::Key(_)])
-            && let Some(container) = map.scalar("container")
-        {
-            out.inline(&container, "");
+        if matches!(map.path, [Seg::Key("jobs"), Seg::Key(_)]) {
+            if let Some(container) = map.scalar("container") {
+                out.inline(&container, "");
+            }
+            matrix_images(map, out);
         }
         if let Some(uses) = map.scalar("uses") {
             if runs_with_image(uses.value) {
@@ -89,4 +95,134 @@ fn action_image(map: &Map<'_, '_>, out: &mut Out<'_>) {
             reason: UNTAGGED_INPUT.to_owned(),
         };
     }
+}
+
+/// The images of a job (`map`) given as matrix values: each value the matrix lists for a
+/// name that the job's `container`, `container.image` or a service's `image` is written as
+/// whole (`${{ matrix.image }}`).
+fn matrix_images(map: &Map<'_, '_>, out: &mut Out<'_>) {
+    let doc = map.doc;
+    let mut images: Vec<ScalarAt<'_>> = map.scalar("container").into_iter().collect();
+    let mut entries = Vec::new();
+    if let Some(container) = map.get("container") {
+        doc.entries_into(container, &mut entries);
+        images.extend(
+            entries
+                .iter()
+                .filter(|e| e.key == "image")
+                .filter_map(|e| doc.scalar(&e.value)),
+        );
+    }
+    if let Some(services) = map.get("services") {
+        let mut services_entries = Vec::new();
+        doc.entries_into(services, &mut services_entries);
+        for service in &services_entries {
+            entries.clear();
+            doc.entries_into(&service.value, &mut entries);
+            images.extend(
+                entries
+                    .iter()
+                    .filter(|e| e.key == "image")
+                    .filter_map(|e| doc.scalar(&e.value)),
+            );
+        }
+    }
+    let mut names: Vec<&str> = images.iter().filter_map(|s| matrix_name(s.value)).collect();
+    names.sort_unstable();
+    names.dedup();
+    if names.is_empty() {
+        return;
+    }
+    let Some(matrix) = map.get("strategy").and_then(|strategy| {
+        entries.clear();
+        doc.entries_into(strategy, &mut entries);
+        entries
+            .iter()
+            .find(|e| e.key == "matrix")
+            .map(|e| e.value.clone())
+    }) else {
+        return;
+    };
+    let mut rows = Vec::new();
+    doc.entries_into(&matrix, &mut rows);
+    let job = doc.tree.node(map.at.node).span;
+    let job_text = out
+        .text
+        .get(job.start as usize..job.end as usize)
+        .unwrap_or_default();
+    for name in names {
+        let other_use = other_matrix_use(job_text, name, names_used_as_images(&images, name));
+        let mut values: Vec<ScalarAt<'_>> = Vec::new();
+        for row in &rows {
+            if row.key == name {
+                values.extend(
+                    doc.items(&row.value)
+                        .iter()
+                        .filter_map(|item| doc.scalar(item)),
+                );
+            } else if row.key == "include" {
+                for item in doc.items(&row.value) {
+                    entries.clear();
+                    doc.entries_into(&item, &mut entries);
+                    values.extend(
+                        entries
+                            .iter()
+                            .filter(|e| e.key == name)
+                            .filter_map(|e| doc.scalar(&e.value)),
+                    );
+                }
+            }
+        }
+        for value in values {
+            let Some(candidate) = out.inline(&value, "") else {
+                continue;
+            };
+            if other_use && !matches!(candidate.found.site, EditSite::Unsupported { .. }) {
+                candidate.found.site = EditSite::Unsupported {
+                    reason: format!(
+                        "the job uses `matrix.{name}` elsewhere than as its image (a condition, \
+                         a step): a digest would change the value there too"
+                    ),
+                };
+            }
+        }
+    }
+}
+
+/// `NAME` when `value` is, whole, the expression `${{ matrix.NAME }}`.
+fn matrix_name(value: &str) -> Option<&str> {
+    let inner = value.trim().strip_prefix("${{")?.strip_suffix("}}")?.trim();
+    let name = inner.strip_prefix("matrix.")?;
+    (!name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-')))
+    .then_some(name)
+}
+
+/// How many of a job's image scalars are `${{ matrix.NAME }}`.
+fn names_used_as_images(images: &[ScalarAt<'_>], name: &str) -> usize {
+    images
+        .iter()
+        .filter(|s| matrix_name(s.value) == Some(name))
+        .count()
+}
+
+/// Whether `job` (the job's source) reads `matrix.NAME` more often than as its `as_images`
+/// images, outside the job's `name:` lines.
+fn other_matrix_use(job: &str, name: &str, as_images: usize) -> bool {
+    let needle = format!("matrix.{name}");
+    let uses = job
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("name:"))
+        .map(|line| {
+            line.match_indices(&needle)
+                .filter(|(at, _)| {
+                    let after = line[at + needle.len()..].bytes().next();
+                    !after.is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+                })
+                .count()
+        })
+        .sum::<usize>();
+    uses > as_images
 }
