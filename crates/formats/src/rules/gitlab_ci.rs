@@ -103,18 +103,18 @@ fn variable_images(root: &Map<'_, '_>, out: &mut Out<'_>) {
             .map(|e| entries(root, &e.value));
         jobs.push((own, job));
     }
-    let mut uses: Vec<(&str, usize)> = Vec::new();
+    // Each image written as a variable, once however many jobs merge it in (`<<: *base`).
+    let mut uses: Vec<(&str, std::ops::Range<usize>)> = Vec::new();
     let mut values = Vec::new();
     for (own, job) in &jobs {
-        for name in image_variables(root, job) {
+        for (name, span) in image_variables(root, job) {
             let value = [own.as_ref(), global.as_ref()]
                 .into_iter()
                 .flatten()
                 .find_map(|vars| vars.iter().find(|e| e.key == name))
                 .and_then(|e| variable_value(root, &e.value));
-            match uses.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, count)) => *count += 1,
-                None => uses.push((name, 1)),
+            if !uses.iter().any(|(n, s)| *n == name && *s == span) {
+                uses.push((name, span));
             }
             if let Some(value) = value
                 && !values
@@ -126,7 +126,7 @@ fn variable_images(root: &Map<'_, '_>, out: &mut Out<'_>) {
         }
     }
     for (name, value) in values {
-        let images = uses.iter().find(|(n, _)| *n == name).map_or(0, |(_, c)| *c);
+        let images = uses.iter().filter(|(n, _)| *n == name).count();
         if !value.value.contains('$') && uses_in(out.text, name) == images {
             out.inline(&value, "");
         }
@@ -140,8 +140,12 @@ fn entries<'t>(map: &Map<'t, '_>, at: &At) -> Vec<Entry<'t>> {
     entries
 }
 
-/// The variables named whole as a job's `image` and `services` (strings, or their `name`).
-fn image_variables<'t>(map: &Map<'t, '_>, job: &[Entry<'t>]) -> Vec<&'t str> {
+/// The variables named whole as a job's `image` and `services` (strings, or their `name`),
+/// with where each is written.
+fn image_variables<'t>(
+    map: &Map<'t, '_>,
+    job: &[Entry<'t>],
+) -> Vec<(&'t str, std::ops::Range<usize>)> {
     let doc = map.doc;
     let named = |at: &At| -> Option<ScalarAt<'t>> {
         doc.scalar(at).or_else(|| {
@@ -162,7 +166,7 @@ fn image_variables<'t>(map: &Map<'t, '_>, job: &[Entry<'t>]) -> Vec<&'t str> {
     }
     scalars
         .into_iter()
-        .filter_map(|scalar| variable_name(scalar.value))
+        .filter_map(|scalar| Some((variable_name(scalar.value)?, scalar.span)))
         .collect()
 }
 

@@ -227,6 +227,25 @@ fn a_gitlab_image_named_by_a_variable_is_pinned_where_the_variable_is_set() {
     );
 }
 
+/// A hidden job's image variable, merged into the jobs that extend it with `<<: *base`, is
+/// one use of the variable however many jobs merge it.
+#[test]
+fn a_gitlab_image_variable_merged_into_jobs_is_one_use() {
+    let text = "variables:\n  KANIKO: gcr.io/kaniko-project/executor:v1.9.0-debug\n.base: &base\n  image:\n    name: $KANIKO\n    entrypoint: [\"\"]\nbuild:\n  <<: *base\n  script: [/kaniko/executor]\nalso:\n  <<: *base\n";
+    assert_eq!(
+        shapes(FileKind::GitlabCi, text)
+            .into_iter()
+            .filter(|(.., status, _)| *status == Status::Floating)
+            .collect::<Vec<_>>(),
+        [(
+            2,
+            11,
+            Status::Floating,
+            "gcr.io/kaniko-project/executor:v1.9.0-debug".to_owned()
+        )]
+    );
+}
+
 /// A job on GitLab's hosted macOS runners names a virtual machine in `image`; its other jobs'
 /// images are containers.
 #[test]
