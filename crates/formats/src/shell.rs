@@ -228,6 +228,8 @@ const NOT_CONTAINER_IMAGES: &[(&str, &[&str])] = &[
     ("gcloud", &["compute"]),
     ("hcloud", &[]),
     ("doctl", &["compute"]),
+    ("linode-cli", &[]),
+    ("vultr-cli", &[]),
     ("openstack", &[]),
     ("nova", &[]),
     ("az", &["vm"]),
