@@ -3,7 +3,7 @@
 //! - A directory is walked with the `ignore` crate's parallel walker: `.gitignore` (also
 //!   outside a git repository, and in parent directories), `.ignore`, `.git/info/exclude` and
 //!   the global git excludes are respected. Hidden files and directories are walked (`.github`
-//!   holds workflows); only `.git` is skipped.
+//!   holds workflows); only `.git` is skipped, and directories of test data ([`holds_test_data`]).
 //! - Symbolic links are followed, so a link loop is found and reported, and a dangling link is
 //!   reported as unreadable.
 //! - In a directory, only files whose [`FileKind::detect`] knows them are read, and the config
@@ -102,6 +102,9 @@ fn walk_root(
                 return false;
             }
             let is_dir = entry.file_type().is_some_and(|kind| kind.is_dir());
+            if is_dir && holds_test_data(entry.file_name()) {
+                return false;
+            }
             match below(entry.path(), &root_owned) {
                 Some(relative) if is_dir => dir_filter.enters(relative),
                 _ => true,
@@ -169,6 +172,18 @@ fn walk_root(
             WalkState::Continue
         })
     });
+}
+
+/// Directories whose files are the data of a test (`testdata`, Go's convention; `__fixtures__`
+/// and `__snapshots__`, JavaScript's; `.kyverno-test`, a Kyverno policy's test resources):
+/// a test compares them or what they give to what it expects, and a policy's test pods hold
+/// the very tags its policy must refuse, so a digest written there breaks the test. They are
+/// not walked; named as a PATH, such a directory is read.
+fn holds_test_data(name: &std::ffi::OsStr) -> bool {
+    matches!(
+        name.to_str(),
+        Some("testdata" | "__fixtures__" | "__snapshots__" | ".kyverno-test")
+    )
 }
 
 /// `path` relative to `root`, as `Path::strip_prefix` gives it. The walker's paths are
@@ -368,6 +383,8 @@ mod tests {
             ".github/workflows/ci.yml",
             ".git/config.yaml",
             "build/out.yaml",
+            "pkg/testdata/deploy.yaml",
+            "policy/.kyverno-test/resource.yaml",
         ]);
         std::fs::write(dir.path().join(".gitignore"), "build/\n").unwrap();
         let (files, errors) = collect(&[dir.path().to_owned()], &PathFilter::default());
@@ -384,6 +401,16 @@ mod tests {
             ]
         );
         assert!(errors.is_empty(), "{errors:?}");
+    }
+
+    #[test]
+    fn a_directory_of_test_data_is_read_only_when_named() {
+        let dir = tree(&["pkg/testdata/deploy.yaml", "pkg/deploy.yaml"]);
+        let (files, _) = collect(&[dir.path().to_owned()], &PathFilter::default());
+        assert_eq!(files, [("pkg/deploy.yaml".to_owned(), FileKind::Yaml)]);
+        let named = dir.path().join("pkg/testdata");
+        let (files, _) = collect(std::slice::from_ref(&named), &PathFilter::default());
+        assert_eq!(files.len(), 1, "{files:?}");
     }
 
     #[test]

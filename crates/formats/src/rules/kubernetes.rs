@@ -61,13 +61,23 @@ impl Rules for KubernetesAndHelm {
             // tags), and a Concourse plan's task, whose `image` is an artifact's name.
             return;
         }
-        if map
-            .parent()
-            .is_some_and(|parent| parent == "machine" || parent.ends_with("_instance"))
+        let isolation = matches!(
+            map.path,
+            [
+                ..,
+                Seg::Key("isolation"),
+                Seg::Key("tart" | "vetu" | "parallels")
+            ]
+        );
+        if isolation
+            || map
+                .parent()
+                .is_some_and(|parent| parent == "machine" || parent.ends_with("_instance"))
         {
             // A virtual machine's image (CircleCI's `machine: {image: ubuntu-2204:2024.01.1}`
-            // executor, a cluster API machine's, Cirrus CI's `gce_instance`, `macos_instance`),
-            // which no container runtime pulls.
+            // executor, a cluster API machine's, Cirrus CI's `gce_instance`, `macos_instance`,
+            // and a persistent worker's Tart, Vetu or Parallels isolation), which no container
+            // runtime pulls.
             return;
         }
         let before = out.candidates.len();
@@ -114,13 +124,17 @@ const UNTAGGED_OUTSIDE_CONTAINERS: &str = "no tag or digest is written, and outs
      beside it) or the value may name something else: `:latest@sha256:…` is not written here";
 
 /// Whether a document of `api` and `kind` names repositories, not images to pull, under its
-/// image keys: Flux's `ImageRepository` (`spec.image` is scanned for tags) and kbld's `Config` (its
-/// `overrides` match images by name, its `destinations` name where to push).
+/// image keys: Flux's `ImageRepository` (`spec.image` is scanned for tags), kbld's `Config` (its
+/// `overrides` match images by name, its `destinations` name where to push), and OLM's
+/// `CatalogSource` (a tag polled for new catalogs).
 pub(crate) fn names_no_images(api: Option<&str>, kind: Option<&str>) -> bool {
     match (api, kind) {
         (Some(api), Some(kind)) => {
             api.starts_with("image.toolkit.fluxcd.io/") && kind == "ImageRepository"
                 || api.starts_with("kbld.k14s.io/")
+                // OLM polls a catalog's tag for new content (`updateStrategy.registryPoll`),
+                // or rewrites it from `olm.catalogImageTemplate`.
+                || api.starts_with("operators.coreos.com/") && kind == "CatalogSource"
         }
         _ => false,
     }
@@ -228,7 +242,8 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
             continue;
         };
         let written = out.text.get(scalar.span.clone()).unwrap_or_default();
-        if names_a_base(entry.key, written) || names_a_file(written) {
+        if names_a_base(entry.key, written) || names_a_file(written) || is_codebuild_image(written)
+        {
             continue;
         }
         let Some(candidate) = out.inline(&scalar, "") else {
@@ -337,7 +352,8 @@ fn names_a_base(key: &str, value: &str) -> bool {
 /// Whether `map` names the image a build makes, as compose's `image` beside `build:` does:
 /// a Skaffold artifact (`build.artifacts[]`, and the artifacts one requires, `requires[]`),
 /// a build's `output` (Strimzi's `spec.build.output`, Shipwright's `spec.output`), an image
-/// beside `build:` (a compose file not named as one: a Swarm `docker-stack.yml`), an `OpenFaaS`
+/// beside `build:` (a compose file not named as one: a Swarm `docker-stack.yml`) or beside a
+/// `dockerfile` (Garden's modules), `DevSpace`'s `images.<name>.image`, an `OpenFaaS`
 /// function (`functions.<name>: {lang, handler, image}`, which `faas-cli build` tags), an
 /// Okteto manifest's `build.<name>.image`, or a Kamal deploy file's `image`. That image is
 /// pushed, not pulled: `local`.
@@ -357,7 +373,10 @@ fn names_what_is_built(map: &Map<'_, '_>) -> bool {
     artifact
         || matches!(
             path,
-            [.., Seg::Key("output")] | [Seg::Key("build"), Seg::Key(_)]
+            [.., Seg::Key("output")]
+                | [Seg::Key("build"), Seg::Key(_)]
+                // DevSpace's `images.<name>.image`: what `devspace build` makes.
+                | [Seg::Key("images"), Seg::Key(_)]
         )
         || builds_beside(map)
         || map.has("lang") && map.has("handler")
@@ -370,6 +389,10 @@ fn names_what_is_built(map: &Map<'_, '_>) -> bool {
 /// mapping with a `context` or `dockerfile` (not Strimzi's `build: {output, plugins}`, whose
 /// `spec.image` is still pulled).
 fn builds_beside(map: &Map<'_, '_>) -> bool {
+    // Garden's container module, DevSpace's and werf's images: the Dockerfile beside.
+    if map.has("dockerfile") {
+        return true;
+    }
     let Some(build) = map.get("build") else {
         return false;
     };
@@ -381,6 +404,14 @@ fn builds_beside(map: &Map<'_, '_>) -> bool {
     entries
         .iter()
         .any(|e| matches!(e.key, "context" | "dockerfile"))
+}
+
+/// Whether `value` names one of AWS CodeBuild's curated images (`aws/codebuild/standard:7.0`
+/// in a CloudFormation `Environment`), which CodeBuild provides and no registry serves.
+fn is_codebuild_image(value: &str) -> bool {
+    value
+        .trim_matches(['"', '\''])
+        .starts_with("aws/codebuild/")
 }
 
 /// Whether the mapping at `path` is a container whose `image` kubelet pulls: an item of a pod's

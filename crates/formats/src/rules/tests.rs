@@ -835,6 +835,16 @@ fn images_a_build_makes_are_local() {
             &[(4, Local)],
         ),
         (
+            "devspace",
+            "version: v2beta1\nimages:\n  default:\n    image: me/app:dev\ndeployments:\n  app:\n    helm:\n      values:\n        containers:\n        - image: me/app:dev\n        - image: redis:7\n",
+            &[(4, Local), (10, Local), (11, Floating)],
+        ),
+        (
+            "garden",
+            "kind: Module\ntype: container\nname: api\nimage: my-org/api:v1.2.3\ndockerfile: Dockerfile\n",
+            &[(4, Local)],
+        ),
+        (
             "kamal",
             "service: hey\nimage: 37s/hey:1.0\nbuilder:\n  arch: amd64\naccessories:\n  mysql:\n    image: mysql:8.0\n",
             &[(2, Local), (7, Floating)],
@@ -857,6 +867,23 @@ fn images_a_build_makes_are_local() {
             "{name}"
         );
     }
+}
+
+/// Not images a container runtime pulls: a Cirrus persistent worker's virtual machine, AWS
+/// CodeBuild's curated images, and an OLM catalog whose tag is polled.
+#[test]
+fn machines_curated_build_images_and_polled_catalogs_are_not_references() {
+    let cases = [
+        "persistent_worker:\n  isolation:\n    tart:\n      image: ghcr.io/cirruslabs/macos-sonoma-base:latest\n",
+        "Resources:\n  Build:\n    Properties:\n      Environment:\n        Type: LINUX_CONTAINER\n        Image: aws/codebuild/standard:7.0\n",
+        "apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nspec:\n  image: quay.io/x/catalog:latest\n  updateStrategy:\n    registryPoll:\n      interval: 30m\n",
+    ];
+    for text in cases {
+        assert_eq!(shapes(FileKind::Yaml, text), [], "{text}");
+    }
+    // An ECS task's image in the same kind of file is one.
+    let ecs = "Resources:\n  Task:\n    Properties:\n      ContainerDefinitions:\n        - Image: nginx:1.25\n";
+    assert_eq!(shapes(FileKind::Yaml, ecs).len(), 1);
 }
 
 /// A `baseImage` with no tag is a name another field completes (the `TiDB` operator appends
