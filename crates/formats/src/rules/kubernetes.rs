@@ -83,6 +83,7 @@ impl Rules for KubernetesAndHelm {
         let before = out.candidates.len();
         helm_values::split_map(map, out);
         helm_values::name_and_tag_maps(map, out);
+        credentialed_images(map, out);
         if let Some(values) = out.chart_values.as_ref().filter(|v| v.contains(map.path)) {
             let reason = values.reason();
             for candidate in &mut out.candidates[before..] {
@@ -98,6 +99,32 @@ impl Rules for KubernetesAndHelm {
         // key's value differs from its source only through escapes (`"im\x61ge"`).
         static WORDS: LazyLock<Words> = LazyLock::new(|| Words::new(&["mage", "repository", "\\"]));
         Some(&WORDS)
+    }
+}
+
+/// An image key's value `{name: account/java:8u66, username: …, password: …}`: a private
+/// image with the credentials to pull it (Bitbucket Pipelines; also `email`, or `aws` keys
+/// for ECR). The `name` is a whole reference (no `tag` beside it completes it).
+fn credentialed_images(map: &Map<'_, '_>, out: &mut Out<'_>) {
+    const CREDENTIALS: [&str; 4] = ["username", "password", "email", "aws"];
+    let mut entries = Vec::new();
+    for entry in map.entries.iter().filter(|e| is_image_key(e.key)) {
+        if !map.doc.is_mapping(&entry.value) {
+            continue;
+        }
+        entries.clear();
+        map.doc.entries_into(&entry.value, &mut entries);
+        let has = |key: &str| entries.iter().any(|e| e.key == key);
+        if !CREDENTIALS.iter().any(|key| has(key)) || has("tag") {
+            continue;
+        }
+        let name = entries
+            .iter()
+            .find(|e| e.key == "name")
+            .and_then(|e| map.doc.scalar(&e.value));
+        if let Some(name) = name {
+            out.inline(&name, "");
+        }
     }
 }
 

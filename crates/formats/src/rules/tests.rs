@@ -886,6 +886,28 @@ fn machines_curated_build_images_and_polled_catalogs_are_not_references() {
     assert_eq!(shapes(FileKind::Yaml, ecs).len(), 1);
 }
 
+/// Bitbucket Pipelines' private image: `{name, username, password}` (or `aws` for ECR).
+#[test]
+fn an_image_map_with_credentials_names_its_image() {
+    let text = "image:\n  name: account/java:8u66\n  username: $USER\n  password: $PASS\npipelines:\n  default:\n    - step:\n        image:\n          name: 1234.dkr.ecr.us-east-1.amazonaws.com/app:1\n          aws:\n            access-key: $K\n        script: [make]\n    - step:\n        image: {name: app, tag: \"1\"}\n";
+    let found: Vec<(usize, Status, String)> = shapes(FileKind::Yaml, text)
+        .into_iter()
+        .map(|(line, _, status, text)| (line, status, text))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (2, Status::Floating, "account/java:8u66".to_owned()),
+            (
+                9,
+                Status::Floating,
+                "1234.dkr.ecr.us-east-1.amazonaws.com/app:1".to_owned()
+            ),
+            (14, Status::Floating, "app:1".to_owned()),
+        ]
+    );
+}
+
 /// A `baseImage` with no tag is a name another field completes (the `TiDB` operator appends
 /// `spec.version`); with a tag or a digest it is a whole reference.
 #[test]
