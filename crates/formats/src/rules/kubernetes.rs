@@ -400,10 +400,8 @@ fn names_what_is_built(map: &Map<'_, '_>) -> bool {
     artifact
         || matches!(
             path,
-            [.., Seg::Key("output")]
-                | [Seg::Key("build"), Seg::Key(_)]
-                // DevSpace's `images.<name>.image`: what `devspace build` makes.
-                | [Seg::Key("images"), Seg::Key(_)]
+            // DevSpace's `images.<name>.image`: what `devspace build` makes.
+            [.., Seg::Key("output")] | [Seg::Key("build" | "images"), Seg::Key(_)]
         )
         || builds_beside(map)
         || map.has("lang") && map.has("handler")
@@ -433,8 +431,8 @@ fn builds_beside(map: &Map<'_, '_>) -> bool {
         .any(|e| matches!(e.key, "context" | "dockerfile"))
 }
 
-/// Whether `value` names one of AWS CodeBuild's curated images (`aws/codebuild/standard:7.0`
-/// in a CloudFormation `Environment`), which CodeBuild provides and no registry serves.
+/// Whether `value` names one of AWS `CodeBuild`'s curated images (`aws/codebuild/standard:7.0`
+/// in a `CloudFormation` `Environment`), which `CodeBuild` provides and no registry serves.
 fn is_codebuild_image(value: &str) -> bool {
     value
         .trim_matches(['"', '\''])

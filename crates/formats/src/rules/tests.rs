@@ -870,7 +870,7 @@ fn images_a_build_makes_are_local() {
 }
 
 /// Not images a container runtime pulls: a Cirrus persistent worker's virtual machine, AWS
-/// CodeBuild's curated images, and an OLM catalog whose tag is polled.
+/// `CodeBuild`'s curated images, and an OLM catalog whose tag is polled.
 #[test]
 fn machines_curated_build_images_and_polled_catalogs_are_not_references() {
     let cases = [
