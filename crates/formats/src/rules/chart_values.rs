@@ -101,6 +101,27 @@ pub(crate) struct Root<'t> {
     pub(crate) chart_values: Option<ChartValues>,
 }
 
+/// Whether the document at `root` has `key` among its `metadata.labels` or
+/// `metadata.annotations`.
+pub(crate) fn has_metadata_key(doc: Doc<'_>, root: u32, key: &str) -> bool {
+    let root = doc.at(root, &Chain::default());
+    if !doc.is_mapping(&root) {
+        return false;
+    }
+    let listed = |at: &At, name: &str| -> Option<At> {
+        entries(doc, at)
+            .into_iter()
+            .find(|e| e.key == name)
+            .map(|e| e.value)
+    };
+    let Some(metadata) = listed(&root, "metadata") else {
+        return false;
+    };
+    ["labels", "annotations"].iter().any(|field| {
+        listed(&metadata, field).is_some_and(|map| entries(doc, &map).iter().any(|e| e.key == key))
+    })
+}
+
 /// Reads the root of the document at `root`.
 pub(crate) fn read_root(doc: Doc<'_>, root: u32) -> Root<'_> {
     let root = doc.at(root, &Chain::default());

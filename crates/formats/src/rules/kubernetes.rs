@@ -273,11 +273,19 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
         {
             continue;
         }
+        let keel = out.keel;
         let Some(candidate) = out.inline(&scalar, "") else {
             continue;
         };
         if built && candidate.found.status != Status::Templated {
             candidate.found.status = Status::Local;
+            continue;
+        }
+        if keel && candidate.found.status != Status::Templated {
+            candidate.found.status = Status::Ignored;
+            candidate.found.site = crate::EditSite::Unsupported {
+                reason: super::KEEL_MANAGED.to_owned(),
+            };
             continue;
         }
         let untagged = candidate

@@ -127,6 +127,13 @@ pub(crate) struct Candidate {
     pub(crate) target: Option<At>,
 }
 
+/// The label or annotation that puts a workload's images in Keel's hands.
+const KEEL_POLICY: &str = "keel.sh/policy";
+
+/// Why an image of a workload Keel updates is not written.
+pub(crate) const KEEL_MANAGED: &str = "managed by Keel (`keel.sh/policy` on the workload): \
+     Keel moves this image to new tags, which a digest would stop";
+
 /// Where rules modules report candidates.
 pub(crate) struct Out<'s> {
     /// The file as written (for reference texts).
@@ -138,6 +145,9 @@ pub(crate) struct Out<'s> {
     /// The document is one whose image keys name no image to pull (see
     /// [`kubernetes::names_no_images`]).
     pub(crate) no_images: bool,
+    /// The document is a workload Keel updates (`keel.sh/policy` among its labels or
+    /// annotations): its images are Keel's to move.
+    pub(crate) keel: bool,
     candidates: Vec<Candidate>,
 }
 
@@ -288,6 +298,8 @@ pub(crate) fn apply_with<'t>(
     let rules = rules_for(sink.kind);
     let doc = Doc { tree, structure };
     let aliased = walk::aliased(tree);
+    // Read per document only in a file that names Keel's policy at all.
+    let names_keel = memchr::memmem::find(sink.text.as_bytes(), KEEL_POLICY.as_bytes()).is_some();
     for (index, root) in tree.documents.iter().enumerate() {
         let Some(root) = root else { continue };
         let document = chart_values::read_root(doc, *root);
@@ -298,6 +310,7 @@ pub(crate) fn apply_with<'t>(
                 structure,
                 chart_values: document.chart_values,
                 no_images: kubernetes::names_no_images(document.api, document.kind),
+                keel: names_keel && chart_values::has_metadata_key(doc, *root, KEEL_POLICY),
                 candidates: Vec::new(),
             },
         };

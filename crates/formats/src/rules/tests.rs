@@ -908,6 +908,25 @@ fn an_image_map_with_credentials_names_its_image() {
     );
 }
 
+/// A workload Keel updates (`keel.sh/policy` as a label or an annotation): its images are
+/// `ignored`; another document of the file is read as ever.
+#[test]
+fn a_workload_keel_updates_is_left_to_keel() {
+    let text = "kind: Deployment\nmetadata:\n  name: a\n  annotations:\n    keel.sh/policy: minor\nspec:\n  template:\n    spec:\n      containers:\n      - image: nginx:1.25\n---\nkind: Deployment\nmetadata:\n  labels: {keel.sh/policy: all}\nspec: {template: {spec: {containers: [{image: redis:7}]}}}\n---\nkind: Pod\nspec: {containers: [{image: busybox:1.36}]}\n";
+    let statuses: Vec<(usize, Status)> = shapes(FileKind::Yaml, text)
+        .into_iter()
+        .map(|(line, _, status, _)| (line, status))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            (10, Status::Ignored),
+            (15, Status::Ignored),
+            (18, Status::Floating)
+        ]
+    );
+}
+
 /// A `baseImage` with no tag is a name another field completes (the `TiDB` operator appends
 /// `spec.version`); with a tag or a digest it is a whole reference.
 #[test]
