@@ -251,31 +251,15 @@ const NOT_CONTAINER_IMAGES: &[(&str, &[&str])] = &[
 /// container image there: not one of [`NOT_CONTAINER_IMAGES`], and not after a `--` (past
 /// it, `kubectl run x --image=a:1 -- app --image=b:2` passes flags to the container's program).
 fn takes_a_container_image(before: &str) -> bool {
-    let mut words: Vec<&str> = Vec::new();
-    for token in tokens(before) {
-        match token {
-            Token::Separator => words.clear(),
-            Token::Substitution { .. } => {}
-            Token::Word { start, end, .. } => words.push(&before[start..end]),
-        }
-    }
-    if words.contains(&"--") {
-        return false;
-    }
-    // A recipe's prefixes, variable assignments and wrappers come before the program.
-    let at = words.iter().position(|word| {
-        let word = word.trim_start_matches(['@', '-', '+']);
-        let assignment = word.split_once('=').is_some_and(|(name, _)| {
-            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        });
-        !assignment && !matches!(word, "sudo" | "env" | "exec" | "time" | "nohup" | "command")
-    });
-    let Some(at) = at else {
+    let words = commands::last_command(before);
+    let Some((program, after)) = words.split_first() else {
         return true;
     };
-    let program = words[at].trim_start_matches(['@', '-', '+']);
+    if after.contains(&"--") {
+        return false;
+    }
+    let program = program.trim_start_matches(['@', '-', '+']);
     let program = program.rsplit('/').next().unwrap_or(program);
-    let after = &words[at + 1..];
     !NOT_CONTAINER_IMAGES
         .iter()
         .any(|(name, needs)| *name == program && needs.iter().all(|w| after.contains(w)))

@@ -321,6 +321,26 @@ fn scan_nested(sink: &mut Sink<'_>, code: &str, offset: usize, depth: usize) {
     cli_command(sink, &command, offset);
 }
 
+/// The words of the last command in `code` from its program on (see [`command_start`]):
+/// `gcloud compute instances create vm` in `sudo gcloud compute instances create vm`.
+pub(super) fn last_command(code: &str) -> Vec<&str> {
+    let mut command = Words {
+        code,
+        words: Vec::new(),
+    };
+    for token in tokens(code) {
+        match token {
+            Token::Separator => command.words.clear(),
+            Token::Word { start, end, .. } => command.words.push((start, end)),
+            Token::Substitution { .. } => {}
+        }
+    }
+    let start = command_start(&command);
+    (start..command.words.len())
+        .filter_map(|index| command.text(index))
+        .collect()
+}
+
 /// A variable's name: letters, digits and `_`.
 fn is_name(word: &str) -> bool {
     !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
