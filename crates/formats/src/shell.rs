@@ -82,7 +82,12 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
         }
         bytes[kept..].fill(b' ');
         if !continued {
-            flush_logical(sink, logical_start, &bytes, logical_has_image);
+            // A command on one line has its flags read from that line, as it is.
+            let one_line = logical_start == start;
+            if one_line && logical_has_image {
+                scan_flags(sink, code, start);
+            }
+            flush_logical(sink, logical_start, &bytes, logical_has_image && !one_line);
             logical = None;
             logical_has_image = false;
             bytes.clear();
@@ -247,10 +252,64 @@ const NOT_CONTAINER_IMAGES: &[(&str, &[&str])] = &[
     ("flux", &["image"]),
 ];
 
+/// A quick yes for [`takes_a_container_image`] on most lines, without taking them apart: no
+/// quote (which may hide a separator), no `--` word, and a first word after the last
+/// separator that is a program, none of [`NOT_CONTAINER_IMAGES`]. Otherwise `false`: ask
+/// the parser.
+fn surely_takes_one(before: &str) -> bool {
+    // One pass over the bytes: the generic searchers cost more than these short lines.
+    let bytes = before.as_bytes();
+    let mut start = 0;
+    for (at, &b) in bytes.iter().enumerate() {
+        match b {
+            b'"' | b'\'' | b'\\' => return false,
+            b';' | b'&' | b'|' | b'(' | b')' | b'{' | b'}' | b'`' => start = at + 1,
+            b'-' if bytes.get(at + 1) == Some(&b'-')
+                && (at == 0 || bytes[at - 1].is_ascii_whitespace())
+                && bytes.get(at + 2).is_none_or(u8::is_ascii_whitespace) =>
+            {
+                return false;
+            }
+            _ => {}
+        }
+    }
+    let first = before[start..]
+        .split_ascii_whitespace()
+        .next()
+        .unwrap_or("");
+    let first = first.trim_start_matches(['@', '-', '+']);
+    let program = first.rsplit('/').next().unwrap_or(first);
+    let wrapper = first.contains('=')
+        || matches!(
+            first,
+            "" | "sudo"
+                | "env"
+                | "exec"
+                | "command"
+                | "time"
+                | "nohup"
+                | "if"
+                | "then"
+                | "else"
+                | "elif"
+                | "do"
+                | "while"
+                | "until"
+                | "!"
+        );
+    !wrapper
+        && !NOT_CONTAINER_IMAGES
+            .iter()
+            .any(|(name, _)| *name == program)
+}
+
 /// Whether the command that `before` (a line up to a `--image` flag) ends inside may take a
 /// container image there: not one of [`NOT_CONTAINER_IMAGES`], and not after a `--` (past
 /// it, `kubectl run x --image=a:1 -- app --image=b:2` passes flags to the container's program).
 fn takes_a_container_image(before: &str) -> bool {
+    if surely_takes_one(before) {
+        return true;
+    }
     let words = commands::last_command(before);
     let Some((program, after)) = words.split_first() else {
         return true;
