@@ -122,8 +122,20 @@ fn credentialed_images(map: &Map<'_, '_>, out: &mut Out<'_>) {
             .iter()
             .find(|e| e.key == "name")
             .and_then(|e| map.doc.scalar(&e.value));
-        if let Some(name) = name {
-            out.inline(&name, "");
+        let Some(name) = name else {
+            continue;
+        };
+        if let Some(candidate) = out.inline(&name, "") {
+            let untagged = candidate
+                .found
+                .reference
+                .as_ref()
+                .is_some_and(|r| r.tag().is_none() && r.digest().is_none());
+            if untagged && candidate.found.status == Status::Floating {
+                candidate.found.site = crate::EditSite::Unsupported {
+                    reason: UNTAGGED_OUTSIDE_CONTAINERS.to_owned(),
+                };
+            }
         }
     }
 }

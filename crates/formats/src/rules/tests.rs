@@ -906,6 +906,18 @@ fn an_image_map_with_credentials_names_its_image() {
             (14, Status::Floating, "app:1".to_owned()),
         ]
     );
+    // With no tag, it is reported and not written, as any image outside a pod's containers.
+    let untagged = "image:\n  name: account/java\n  username: $USER\n";
+    let findings = scan(
+        Path::new("bitbucket-pipelines.yml"),
+        FileKind::Yaml,
+        untagged,
+    )
+    .unwrap();
+    assert!(
+        matches!(&findings[0].site, EditSite::Unsupported { reason } if reason.starts_with("no tag or digest is written")),
+        "{findings:?}"
+    );
 }
 
 /// A workload Keel updates (`keel.sh/policy` as a label or an annotation): its images are
