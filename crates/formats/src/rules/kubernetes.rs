@@ -126,11 +126,7 @@ fn credentialed_images(map: &Map<'_, '_>, out: &mut Out<'_>) {
             continue;
         };
         if let Some(candidate) = out.inline(&name, "") {
-            let untagged = candidate
-                .found
-                .reference
-                .as_ref()
-                .is_some_and(|r| r.tag().is_none() && r.digest().is_none());
+            let untagged = candidate.is_untagged();
             if untagged && candidate.found.status == Status::Floating {
                 candidate.found.site = crate::EditSite::Unsupported {
                     reason: UNTAGGED_OUTSIDE_CONTAINERS.to_owned(),
@@ -300,11 +296,7 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
             };
             continue;
         }
-        let untagged = candidate
-            .found
-            .reference
-            .as_ref()
-            .is_some_and(|r| r.tag().is_none() && r.digest().is_none());
+        let untagged = candidate.is_untagged();
         if untagged && !in_container_list && candidate.found.status == Status::Floating {
             candidate.found.site = crate::EditSite::Unsupported {
                 reason: UNTAGGED_OUTSIDE_CONTAINERS.to_owned(),

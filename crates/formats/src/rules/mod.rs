@@ -127,6 +127,18 @@ pub(crate) struct Candidate {
     pub(crate) target: Option<At>,
 }
 
+impl Candidate {
+    /// Whether its reference names neither a tag nor a digest (`quay.io/ceph/daemon`): an
+    /// edit would write `:latest@sha256:…`, which the rules allow only where nothing else may
+    /// complete the name.
+    pub(crate) fn is_untagged(&self) -> bool {
+        self.found
+            .reference
+            .as_ref()
+            .is_some_and(|r| r.tag().is_none() && r.digest().is_none())
+    }
+}
+
 /// The label or annotation that puts a workload's images in Keel's hands.
 const KEEL_POLICY: &str = "keel.sh/policy";
 

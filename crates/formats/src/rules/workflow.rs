@@ -85,11 +85,7 @@ fn action_image(map: &Map<'_, '_>, out: &mut Out<'_>) {
     let Some(candidate) = out.inline(&image, "") else {
         return;
     };
-    let untagged = candidate
-        .found
-        .reference
-        .as_ref()
-        .is_some_and(|r| r.tag().is_none() && r.digest().is_none());
+    let untagged = candidate.is_untagged();
     if untagged && !matches!(candidate.found.site, EditSite::Unsupported { .. }) {
         candidate.found.site = EditSite::Unsupported {
             reason: UNTAGGED_INPUT.to_owned(),
