@@ -278,29 +278,24 @@ fn surely_takes_one(before: &str) -> bool {
         .next()
         .unwrap_or("");
     let first = first.trim_start_matches(['@', '-', '+']);
-    let program = first.rsplit('/').next().unwrap_or(first);
-    let wrapper = first.contains('=')
-        || matches!(
-            first,
-            "" | "sudo"
-                | "env"
-                | "exec"
-                | "command"
-                | "time"
-                | "nohup"
-                | "if"
-                | "then"
-                | "else"
-                | "elif"
-                | "do"
-                | "while"
-                | "until"
-                | "!"
-        );
-    !wrapper
-        && !NOT_CONTAINER_IMAGES
-            .iter()
-            .any(|(name, _)| *name == program)
+    let wrapper =
+        first.contains('=') || first == "sudo" || commands::BEFORE_THE_PROGRAM.contains(&first);
+    !wrapper && !is_denied(program_name(first), None)
+}
+
+/// `word` as the program it names: a recipe line's `@`, `-` and `+` and a directory taken off
+/// (`@/usr/bin/gcloud`: `gcloud`).
+fn program_name(word: &str) -> &str {
+    let word = word.trim_start_matches(['@', '-', '+']);
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+/// Whether `program`, followed by the words `after`, is one of [`NOT_CONTAINER_IMAGES`];
+/// with `after` unknown (`None`), whether it may be.
+fn is_denied(program: &str, after: Option<&[&str]>) -> bool {
+    NOT_CONTAINER_IMAGES.iter().any(|(name, needs)| {
+        *name == program && after.is_none_or(|after| needs.iter().all(|w| after.contains(w)))
+    })
 }
 
 /// Whether the command that `before` (a line up to a `--image` flag) ends inside may take a
@@ -314,14 +309,7 @@ fn takes_a_container_image(before: &str) -> bool {
     let Some((program, after)) = words.split_first() else {
         return true;
     };
-    if after.contains(&"--") {
-        return false;
-    }
-    let program = program.trim_start_matches(['@', '-', '+']);
-    let program = program.rsplit('/').next().unwrap_or(program);
-    !NOT_CONTAINER_IMAGES
-        .iter()
-        .any(|(name, needs)| *name == program && needs.iter().all(|w| after.contains(w)))
+    !after.contains(&"--") && !is_denied(program_name(program), Some(after))
 }
 
 /// Where the comment of a command line starts (its length when it has none): a `#` that

@@ -341,6 +341,13 @@ pub(super) fn last_command(code: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The words a command line may hold before its program (besides `sudo`, whose options
+/// [`command_start`] skips too, and variable assignments): wrappers and shell keywords.
+pub(super) const BEFORE_THE_PROGRAM: [&str; 14] = [
+    "", "env", "exec", "command", "time", "nohup", "if", "then", "else", "elif", "do", "while",
+    "until", "!",
+];
+
 /// A variable's name: letters, digits and `_`.
 fn is_name(word: &str) -> bool {
     !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
@@ -377,9 +384,7 @@ fn command_start(command: &Words<'_>) -> usize {
                 }
                 continue;
             }
-            "" | "env" | "exec" | "command" | "time" | "nohup" | "if" | "then" | "else"
-            | "elif" | "do" | "while" | "until" | "!" => {}
-            _ if is_assignment(word) => {}
+            _ if BEFORE_THE_PROGRAM.contains(&word) || is_assignment(word) => {}
             _ => return index,
         }
         index += 1;
