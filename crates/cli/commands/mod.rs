@@ -348,15 +348,14 @@ fn scan_file_with(candidate: Candidate, scanning: &Scanning<'_>, buffer: &mut Ve
 
 /// Whether `path` is a helm-unittest suite: `tests/*_test.yaml` in a chart.
 fn is_chart_test(path: &Path) -> bool {
-    let named = path
-        .file_name()
-        .and_then(|name| name.to_str())
-        .is_some_and(|name| name.ends_with("_test.yaml") || name.ends_with("_test.yml"));
-    let tests = path
-        .parent()
-        .filter(|dir| dir.file_name().is_some_and(|n| n == "tests"));
+    // Every file walked is asked this: its name first, by bytes, and only a test's name
+    // takes its path apart further.
+    let named = tagpin_formats::parent_and_name(path)
+        .is_some_and(|(_, name)| name.ends_with("_test.yaml") || name.ends_with("_test.yml"));
     named
-        && tests
+        && path
+            .parent()
+            .filter(|dir| dir.file_name().is_some_and(|n| n == "tests"))
             .and_then(Path::parent)
             .is_some_and(|chart| chart.join("Chart.yaml").is_file())
 }

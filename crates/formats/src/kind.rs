@@ -164,8 +164,10 @@ impl FileKind {
         if is_yaml && starts("cloudbuild") {
             return Some(Self::CloudBuild);
         }
-        let forge = in_dir(".github") || in_dir(".gitea") || in_dir(".forgejo");
-        if is("action.yml") || is("action.yaml") || (in_dir("workflows") && forge) {
+        // The forge's directory is looked for only under a `workflows/`: every YAML file is
+        // asked this.
+        let forge = || in_dir(".github") || in_dir(".gitea") || in_dir(".forgejo");
+        if is("action.yml") || is("action.yaml") || (in_dir("workflows") && forge()) {
             return Some(Self::Workflow);
         }
         if starts("docker-compose") || starts("compose.") || starts("compose-") {
