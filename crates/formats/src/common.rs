@@ -30,6 +30,17 @@ pub(crate) fn classify(text: &str) -> Option<(Status, ImageReference)> {
     Some((status, reference))
 }
 
+/// The registries that name an image built on this machine and loaded into its runtime, never
+/// pushed: `ko.local` (ko's daemon), `kind.local` (ko into a kind cluster) and `dev.local`.
+/// Knative skips resolving their tags for that reason; no registry answers for them.
+const LOCAL_REGISTRIES: [&str; 3] = ["ko.local", "kind.local", "dev.local"];
+
+/// Whether `registry` (as [`ImageReference::registry`] names it) holds only images built on
+/// this machine ([`LOCAL_REGISTRIES`]).
+pub(crate) fn is_local_registry(registry: &str) -> bool {
+    LOCAL_REGISTRIES.contains(&registry)
+}
+
 /// Whether `line` carries a `# tagpin:ignore` comment.
 pub(crate) fn has_ignore_comment(line: &str) -> bool {
     let mut rest = line;
@@ -201,6 +212,9 @@ impl Found {
             (Status::Templated, None)
         } else {
             let (status, reference) = classify(text)?;
+            if is_local_registry(reference.registry()) {
+                return Some(Self::local(span, text));
+            }
             (status, Some(reference))
         };
         Some(Self {

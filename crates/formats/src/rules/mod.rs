@@ -18,6 +18,7 @@ pub(crate) mod insert;
 mod kubernetes;
 mod kustomize;
 pub(crate) mod walk;
+mod woodpecker;
 mod workflow;
 
 use std::ops::Range;
@@ -307,7 +308,11 @@ pub(crate) fn apply_with<'t>(
     mut first: Option<&mut dyn Visitor<'t>>,
     known: Option<Offsets<'_>>,
 ) -> Result<(), Error> {
-    let rules = rules_for(sink.kind);
+    let rules = if sink.kind == FileKind::Yaml && woodpecker::is_pipeline(path) {
+        &woodpecker::Woodpecker
+    } else {
+        rules_for(sink.kind)
+    };
     let doc = Doc { tree, structure };
     let aliased = walk::aliased(tree);
     // Read per document only in a file that names Keel's policy at all.

@@ -145,6 +145,77 @@ fn an_image_the_file_builds_is_local_wherever_it_is_used() {
     assert_eq!(statuses, [Status::Local]);
 }
 
+/// Woodpecker's documented idiom: anchors in a top-level `variables:` list (which Woodpecker
+/// never reads), aliased by the steps' images. The anchored image is written where it is
+/// defined; in any other YAML file, and with the anchor used elsewhere too, it is not.
+#[test]
+fn a_woodpecker_pipeline_s_anchored_image_is_written_where_it_is_defined() {
+    let text = "variables:\n  - &golang_image 'golang:1.25'\n  - &when {branch: main}\nsteps:\n  build:\n    image: *golang_image\n    commands: [go build ./...]\n  test:\n    image: *golang_image\n    when: *when\n";
+    let pinned_text = text.replace("'golang:1.25'", &format!("'golang:1.25@{}'", digest()));
+    for path in [
+        ".woodpecker.yml",
+        "ci/.woodpecker/build.yaml",
+        ".woodpecker/test.yml",
+    ] {
+        let findings = scan(Path::new(path), FileKind::Yaml, text).unwrap();
+        assert_eq!(findings.len(), 1, "{path}: {findings:?}");
+        assert_eq!(
+            (findings[0].line, findings[0].status),
+            (2, Status::Floating)
+        );
+        let edits: Vec<_> = findings.iter().filter_map(|f| f.edit(&digest())).collect();
+        assert_eq!(apply_edits(text, &edits).unwrap(), pinned_text, "{path}");
+    }
+    // Elsewhere `variables` may be read; and an alias outside the list and the images still
+    // keeps the anchor unwritten.
+    let elsewhere = scan(Path::new("pipeline.yml"), FileKind::Yaml, text).unwrap();
+    assert!(unsupported_reason(&elsewhere[0]).contains("variables[0]"));
+    let shared = format!("{text}labels:\n  go: *golang_image\n");
+    let findings = scan(Path::new(".woodpecker.yml"), FileKind::Yaml, &shared).unwrap();
+    assert!(
+        unsupported_reason(&findings[0]).contains("labels.go"),
+        "{findings:?}"
+    );
+}
+
+/// An image in a registry that only names this machine's runtime (`ko.local`, `kind.local`,
+/// `dev.local`: ko and kind load images there, never push them) is `local` in every kind of
+/// file: no registry answers for it, so it is not written and `check` does not fail on it.
+#[test]
+fn images_of_the_local_only_registries_are_local() {
+    let manifest = "spec:\n  containers:\n    - image: ko.local/app:latest\n    - image: kind.local/app\n    - image: dev.local/web:1\n    - image: ko.localhost/app:1\n";
+    assert_eq!(
+        shapes(FileKind::Yaml, manifest),
+        vec![
+            (3, 14, Status::Local, "ko.local/app:latest".to_owned()),
+            (4, 14, Status::Local, "kind.local/app".to_owned()),
+            (5, 14, Status::Local, "dev.local/web:1".to_owned()),
+            (6, 14, Status::Floating, "ko.localhost/app:1".to_owned()),
+        ]
+    );
+    assert_eq!(
+        pinned(FileKind::Yaml, manifest),
+        manifest.replace(
+            "ko.localhost/app:1",
+            &format!("ko.localhost/app:1@{}", digest())
+        )
+    );
+    for (kind, text) in [
+        (FileKind::Dockerfile, "FROM ko.local/base:1\n"),
+        (FileKind::Shell, "docker run --rm kind.local/app:dev\n"),
+        (
+            FileKind::Compose,
+            "services:\n  app:\n    image: dev.local/app:1\n",
+        ),
+    ] {
+        let statuses: Vec<Status> = shapes(kind, text)
+            .into_iter()
+            .map(|(_, _, status, _)| status)
+            .collect();
+        assert_eq!(statuses, [Status::Local], "{kind:?}: {text:?}");
+    }
+}
+
 #[test]
 fn a_compose_variable_s_default_image_is_the_reference() {
     let text = "services:\n  web:\n    image: ${WEB_IMAGE:-apache/airflow:3.1.4}\n  db:\n    image: \"${DB-postgres:16}\"\n  built:\n    image: ${APP:-acme/app:1}\n    build: .\n  other:\n    image: ${REGISTRY:-docker.io}/nginx:1.25\n  required:\n    image: ${APP:?set it}\n  nested:\n    image: ${A:-${B:-nginx:1}}\n";
