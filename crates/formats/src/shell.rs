@@ -21,8 +21,9 @@
 //!   or `+`), and the rest of a line from a `#` that starts a word outside quotes. In a
 //!   heredoc, a line whose first non-blank character is `#` (a YAML comment).
 //!
-//! Container CLI commands, `docker|podman|nerdctl run|create|pull IMAGE`, are read on command
-//! lines (continued with `\`), never in heredocs or comments ([`commands`]).
+//! Container CLI commands, `docker|podman|nerdctl run|create|pull IMAGE`, and the pairs of
+//! `kubectl set image RESOURCE CONTAINER=IMAGE`, are read on command lines (continued with
+//! `\`), never in heredocs or comments ([`commands`]).
 //!
 //! `# tagpin:ignore` later on a line marks its references `ignored`.
 
@@ -116,9 +117,9 @@ static IMAGE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
 fn flush_logical(sink: &mut Sink<'_>, start: usize, bytes: &[u8], has_image: bool) {
     // Searchers built once: `memmem::find` builds one per call, and a script has a logical
     // line per command.
-    static CLIS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 3]> =
+    static CLIS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 5]> =
         std::sync::LazyLock::new(|| {
-            ["docker", "podman", "nerdctl"].map(memchr::memmem::Finder::new)
+            ["docker", "podman", "nerdctl", "kubectl", "oc set"].map(memchr::memmem::Finder::new)
         });
     let has_cli = CLIS.iter().any(|cli| cli.find(bytes).is_some())
         || memchr::memchr(b'$', bytes).is_some() && may_name_an_engine(bytes);

@@ -1609,6 +1609,55 @@ fn shell_container_commands() {
     }
 }
 
+/// `kubectl set image RESOURCE CONTAINER=IMAGE …` (and `oc set image`): each pair's image,
+/// after known options; an option's value (`-l app=web`) is no pair, an unknown option stops
+/// the command, and a word that is no container name before its `=` is no pair.
+#[test]
+fn kubectl_set_image_pairs() {
+    use Status::{Floating, Pinned};
+    let digest = "sha256:6a6ec938973e6583c5e1573f7d25beddc1852a6699a089116b2407e29a564a72";
+    let cases: Vec<(String, Found)> =
+        vec![
+        (
+            "kubectl set image deployment/app app=ghcr.io/acme/app:1.2.3\n".into(),
+            one(1, 38, Floating, "ghcr.io/acme/app:1.2.3"),
+        ),
+        (
+            "kubectl -n prod set image deploy web nginx=nginx:1.27 sidecar=\"envoy:v1\" --record\n"
+                .into(),
+            vec![
+                (1, 44, Floating, "nginx:1.27".into()),
+                (1, 64, Floating, "envoy:v1".into()),
+            ],
+        ),
+        (
+            "sudo kubectl set image -l app=web deployments '*=busybox:1.36' \\\n  --namespace=ci\n"
+                .into(),
+            vec![],
+        ),
+        (
+            "kubectl set image -l app=web deployments *=busybox:1.36 \\\n  --namespace=ci\n"
+                .into(),
+            one(1, 44, Floating, "busybox:1.36"),
+        ),
+        (
+            format!("oc set image dc/api api=quay.io/a/api:2@{digest}\n"),
+            one(1, 25, Pinned, &format!("quay.io/a/api:2@{digest}")),
+        ),
+        ("kubectl set image deploy/a a=$IMAGE:$TAG\n".into(), vec![]),
+        ("kubectl set image --bogus deploy/a a=nginx:1\n".into(), vec![]),
+        ("kubectl set image deploy/a App=nginx:1\n".into(), vec![]),
+        ("kubectl set env deploy/a A=nginx:1\n".into(), vec![]),
+        ("kubectl get pods -o jsonpath='{..image}'\n".into(), vec![]),
+        ("echo kubectl set image deploy/a a=nginx:1\n".into(), vec![]),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(found(FileKind::Shell, &text), expected, "{text:?}");
+        let crlf = text.replace('\n', "\r\n");
+        assert_eq!(found(FileKind::Shell, &crlf), expected, "{crlf:?}");
+    }
+}
+
 /// Make rules are not references: `image: image-nginx` is the target `image` and its
 /// prerequisite (cozystack has 12 such lines), and `pin --write` used to rewrite them. In a
 /// Makefile only a recipe's heredoc or echoed YAML line and `--image` flags are references.

@@ -25,6 +25,8 @@
 //! assignments (`DOCKER_HOST=… docker run`) and a recipe line's `@`, `-`,
 //! `+` are skipped.
 
+mod kubectl;
+
 use super::{Token, report, tokens};
 use crate::common::Sink;
 
@@ -398,7 +400,12 @@ fn cli_command(sink: &mut Sink<'_>, command: &Words<'_>, offset: usize) {
         return;
     };
     let cli = cli.trim_start_matches(['@', '-', '+']);
-    if !names_an_engine(cli) && !CLIS.contains(&cli.rsplit('/').next().unwrap_or(cli)) {
+    let program = cli.rsplit('/').next().unwrap_or(cli);
+    if matches!(program, "kubectl" | "oc") {
+        kubectl::set_image(sink, command, start, offset);
+        return;
+    }
+    if !names_an_engine(cli) && !CLIS.contains(&program) {
         return;
     }
     // Global options, then the subcommand (`run`, or `container run`).
