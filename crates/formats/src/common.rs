@@ -31,9 +31,12 @@ pub(crate) fn classify(text: &str) -> Option<(Status, ImageReference)> {
 }
 
 /// The registries that name an image built on this machine and loaded into its runtime, never
-/// pushed: `ko.local` (ko's daemon), `kind.local` (ko into a kind cluster) and `dev.local`.
-/// Knative skips resolving their tags for that reason; no registry answers for them.
-const LOCAL_REGISTRIES: [&str; 3] = ["ko.local", "kind.local", "dev.local"];
+/// pushed: `ko.local` (ko's daemon), `kind.local` (ko into a kind cluster) and `dev.local`
+/// (Knative skips resolving their tags for that reason), and `localhost` without a port,
+/// where podman keeps the images it builds (`podman build -t app` makes `localhost/app`).
+/// No registry answers for them. A registry on a port of this machine (`localhost:5000`) is
+/// one like any other.
+const LOCAL_REGISTRIES: [&str; 4] = ["ko.local", "kind.local", "dev.local", "localhost"];
 
 /// Whether `registry` (as [`ImageReference::registry`] names it) holds only images built on
 /// this machine ([`LOCAL_REGISTRIES`]).
@@ -57,6 +60,18 @@ pub(crate) fn has_ignore_comment(line: &str) -> bool {
 /// Why a reference on a Flux image-automation marker line is left alone.
 pub(crate) const FLUX_MANAGED: &str = "managed by Flux image automation (a `$imagepolicy` marker \
      on its line): Flux rewrites it, so tagpin leaves it alone";
+
+/// The marks of release-please's generic updater: a line with `x-release-please-version` (or
+/// `-major`, `-minor`, `-patch`) has its version rewritten at each release, and so have the
+/// lines between `x-release-please-start-…` and `x-release-please-end`.
+const RELEASE_PLEASE_MARK: &str = "x-release-please-";
+const RELEASE_PLEASE_START: &[u8] = b"x-release-please-start";
+const RELEASE_PLEASE_END: &[u8] = b"x-release-please-end";
+
+/// Why a reference release-please rewrites is left alone.
+pub(crate) const RELEASE_PLEASE_MANAGED: &str = "its version is rewritten by release-please at \
+     each release (an `x-release-please-` marker): the digest written beside it would then pull \
+     the previous release's image, so tagpin leaves it alone";
 
 /// Whether `line` carries a Flux image-automation marker in a comment:
 /// `# {"$imagepolicy": "ns:name"}` (or `ns:name:tag`, `ns:name:name`).
@@ -83,6 +98,10 @@ pub(crate) struct Sink<'a> {
     ignored: MarkedLines,
     /// The lines with a Flux image-automation marker.
     flux: MarkedLines,
+    /// The lines with a release-please marker, and whether the text opens a block of them
+    /// (searched once, when a finding first asks).
+    release_please: MarkedLines,
+    release_please_blocks: Option<bool>,
     pub(crate) findings: Vec<Finding>,
     /// The names a build in the text tags its image with (`docker build -t app .`), for a
     /// script: a command that runs one of them runs what was built.
@@ -265,6 +284,10 @@ impl<'a> Sink<'a> {
             last: None,
             ignored: MarkedLines::new(IGNORE_MARK, has_ignore_comment),
             flux: MarkedLines::new("$imagepolicy", has_flux_marker),
+            release_please: MarkedLines::new(RELEASE_PLEASE_MARK, |line| {
+                line.contains(RELEASE_PLEASE_MARK)
+            }),
+            release_please_blocks: None,
             findings: Vec::new(),
             built: Vec::new(),
         }
@@ -309,15 +332,44 @@ impl<'a> Sink<'a> {
         (index + 1, column)
     }
 
+    /// Whether release-please rewrites the line holding `offset`: it carries an
+    /// `x-release-please-…` marker, or lies between `x-release-please-start…` and
+    /// `x-release-please-end` lines (its generic updater's blocks).
+    fn line_is_release_managed(&mut self, offset: usize) -> bool {
+        let (index, start) = self.locate(offset.min(self.text.len()));
+        if self.release_please.line(self.text, index, start) {
+            return true;
+        }
+        let text = self.text.as_bytes();
+        let blocks = *self
+            .release_please_blocks
+            .get_or_insert_with(|| memchr::memmem::find(text, RELEASE_PLEASE_START).is_some());
+        if !blocks {
+            return false;
+        }
+        let before = &text[..start];
+        let opened = memchr::memmem::rfind(before, RELEASE_PLEASE_START);
+        let closed = memchr::memmem::rfind(before, RELEASE_PLEASE_END);
+        opened.is_some_and(|opened| closed.is_none_or(|closed| closed < opened))
+    }
+
     pub(crate) fn push(&mut self, found: Found) {
         let offset = found.span.start.min(self.text.len());
         let (line, column) = self.position(offset);
         let mut status = found.status;
+        let mut site = found.site;
         let ignored = std::iter::once(offset)
             .chain(found.also_lines.iter().copied())
             .any(|at| self.line_is_ignored(at));
         if ignored {
             status = Status::Ignored;
+        } else if matches!(status, Status::Floating | Status::Pinned)
+            && self.line_is_release_managed(offset)
+        {
+            status = Status::Ignored;
+            site = EditSite::Unsupported {
+                reason: RELEASE_PLEASE_MANAGED.to_owned(),
+            };
         }
         self.findings.push(Finding {
             kind: self.kind,
@@ -327,7 +379,7 @@ impl<'a> Sink<'a> {
             text: found.text,
             status,
             reference: found.reference,
-            site: found.site,
+            site,
             warnings: found.warnings,
             resolve: None,
             tag_source: None,

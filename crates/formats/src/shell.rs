@@ -101,11 +101,24 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
     if !sink.built.is_empty() {
         let built = std::mem::take(&mut sink.built);
         for finding in &mut sink.findings {
-            if built.contains(&finding.text) {
+            if built
+                .iter()
+                .any(|name| same_local_name(name, &finding.text))
+            {
                 finding.status = crate::Status::Local;
             }
         }
     }
+}
+
+/// Whether `used` names the image a build tagged `built`: as written, or with the `:latest` a
+/// name without a tag means, or with the `localhost/` podman gives a name without a registry.
+fn same_local_name(built: &str, used: &str) -> bool {
+    let plain = |name: &'_ str| -> String {
+        let name = name.strip_prefix("localhost/").unwrap_or(name);
+        name.strip_suffix(":latest").unwrap_or(name).to_owned()
+    };
+    built == used || plain(built) == plain(used)
 }
 
 /// Built once: every command line of every script is searched for it.
@@ -117,9 +130,19 @@ static IMAGE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
 fn flush_logical(sink: &mut Sink<'_>, start: usize, bytes: &[u8], has_image: bool) {
     // Searchers built once: `memmem::find` builds one per call, and a script has a logical
     // line per command.
-    static CLIS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 5]> =
+    static CLIS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 8]> =
         std::sync::LazyLock::new(|| {
-            ["docker", "podman", "nerdctl", "kubectl", "oc set"].map(memchr::memmem::Finder::new)
+            [
+                "docker",
+                "podman",
+                "nerdctl",
+                "kubectl",
+                "oc set",
+                "buildah",
+                "pack build",
+                "kind build",
+            ]
+            .map(memchr::memmem::Finder::new)
         });
     let has_cli = CLIS.iter().any(|cli| cli.find(bytes).is_some())
         || memchr::memchr(b'$', bytes).is_some() && may_name_an_engine(bytes);
@@ -223,7 +246,32 @@ fn scan_flags(sink: &mut Sink<'_>, line: &str, offset: usize) {
             continue;
         }
         let word_end = word_end(value);
+        let before = sink.len();
         report(sink, &value[..word_end], offset + value_start);
+        if sink.len() > before && never_pulled(line) {
+            mark_last_local(sink);
+        }
+    }
+}
+
+/// Whether the command line asks that its image never be pulled (`kubectl run
+/// --image-pull-policy=Never`: it must be on the node already, as `kind load` leaves it).
+fn never_pulled(line: &str) -> bool {
+    ["--image-pull-policy=Never", "--image-pull-policy Never"]
+        .iter()
+        .any(|flag| memchr::memmem::find(line.as_bytes(), flag.as_bytes()).is_some())
+}
+
+/// Makes the finding pushed last `local` (unless it is templated): an image that is never
+/// pulled, or that the script makes.
+fn mark_last_local(sink: &mut Sink<'_>) {
+    if let Some(finding) = sink.findings.last_mut()
+        && matches!(
+            finding.status,
+            crate::Status::Floating | crate::Status::Pinned
+        )
+    {
+        finding.status = crate::Status::Local;
     }
 }
 
@@ -251,6 +299,17 @@ const NOT_CONTAINER_IMAGES: &[(&str, &[&str])] = &[
     ("podman", &["machine"]),
     // `flux create image repository --image=ghcr.io/org/app`: a repository to watch.
     ("flux", &["image"]),
+    // Images these build or push: `kind build node-image --image kindest/node:dev`, Jib's
+    // `./gradlew jib --image=…`, Knative's `func deploy --image`, Code Engine's builds, and the
+    // local image `aws lightsail push-container-image` uploads.
+    ("kind", &["build"]),
+    ("gradle", &[]),
+    ("gradlew", &[]),
+    ("func", &[]),
+    ("kn", &["func"]),
+    ("ibmcloud", &["ce", "build"]),
+    ("ibmcloud", &["ce", "buildrun"]),
+    ("aws", &["lightsail", "push-container-image"]),
 ];
 
 /// A quick yes for [`takes_a_container_image`] on most lines, without taking them apart: no

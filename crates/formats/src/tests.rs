@@ -1658,6 +1658,92 @@ fn kubectl_set_image_pairs() {
     }
 }
 
+/// Images a script makes or that are never pulled are `local`; `--image` flags naming what a
+/// command builds or pushes are not read.
+#[test]
+fn shell_images_made_here_or_never_pulled() {
+    use Status::{Floating, Local};
+    let cases: Vec<(&str, Found)> = vec![
+        (
+            "kind build node-image --image kindest/node:dev\nkind create cluster --image kindest/node:dev\n",
+            one(2, 29, Local, "kindest/node:dev"),
+        ),
+        (
+            "kind build node-image\nkind create cluster --image=kindest/node:latest\n",
+            one(2, 29, Local, "kindest/node:latest"),
+        ),
+        (
+            "kind create cluster --image=kindest/node:v1.31.0\n",
+            one(1, 29, Floating, "kindest/node:v1.31.0"),
+        ),
+        (
+            "./gradlew clean jib --image=registry.example.com/me/app:1.0\n",
+            vec![],
+        ),
+        (
+            "func deploy --image quay.io/me/fn:latest\nkn func build --image quay.io/me/fn:1\n",
+            vec![],
+        ),
+        (
+            "ibmcloud ce build create --name b --image us.icr.io/me/app:1\n",
+            vec![],
+        ),
+        (
+            "ibmcloud ce application create --name a --image us.icr.io/me/app:1\n",
+            one(1, 49, Floating, "us.icr.io/me/app:1"),
+        ),
+        (
+            "aws lightsail push-container-image --service-name s --label l --image myapp:latest\n",
+            vec![],
+        ),
+        (
+            "docker tag app:dev myapp:test\ndocker run --rm myapp:test\n",
+            one(2, 17, Local, "myapp:test"),
+        ),
+        (
+            "docker commit c1 snap:1\ndocker run snap:1\n",
+            one(2, 12, Local, "snap:1"),
+        ),
+        (
+            "buildah bud -t bud:dev .\npodman run bud:dev\n",
+            one(2, 12, Local, "bud:dev"),
+        ),
+        (
+            "pack build packed --builder paketobuildpacks/builder:base\ndocker run packed:latest\n",
+            one(2, 12, Local, "packed:latest"),
+        ),
+        (
+            "docker build -t built .\ndocker run built:latest\n",
+            one(2, 12, Local, "built:latest"),
+        ),
+        (
+            "podman build -t box .\npodman run -it localhost/box\n",
+            one(2, 16, Local, "localhost/box"),
+        ),
+        (
+            "podman run localhost/other:1\n",
+            one(1, 12, Local, "localhost/other:1"),
+        ),
+        (
+            "docker run --pull=never myorg/app:dev\ndocker run --pull never myorg/app:dev\ndocker run --pull=always nginx:1\n",
+            vec![
+                (1, 25, Local, "myorg/app:dev".into()),
+                (2, 25, Local, "myorg/app:dev".into()),
+                (3, 26, Floating, "nginx:1".into()),
+            ],
+        ),
+        (
+            "kubectl run x --image=myorg/app:dev --image-pull-policy=Never\n",
+            one(1, 23, Local, "myorg/app:dev"),
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(found(FileKind::Shell, text), expected, "{text:?}");
+        let crlf = text.replace('\n', "\r\n");
+        assert_eq!(found(FileKind::Shell, &crlf), expected, "{crlf:?}");
+    }
+}
+
 /// Make rules are not references: `image: image-nginx` is the target `image` and its
 /// prerequisite (cozystack has 12 such lines), and `pin --write` used to rewrite them. In a
 /// Makefile only a recipe's heredoc or echoed YAML line and `--image` flags are references.

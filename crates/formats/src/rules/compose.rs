@@ -1,5 +1,5 @@
 //! Docker Compose: `services.*.image` (`local` beside `build:`, which names the image being
-//! built), and `image` in `x-*` extension fields, whose values compose ignores except where an
+//! built, and beside `pull_policy: never` or `build`, an image that is never pulled), and `image` in `x-*` extension fields, whose values compose ignores except where an
 //! alias or a merge key brings them into a service.
 //!
 //! An image written as a variable with a default, `${AIRFLOW_IMAGE:-apache/airflow:3.1.4}`
@@ -38,7 +38,12 @@ impl Rules for Compose {
         let Some(scalar) = map.scalar("image") else {
             return;
         };
-        let build = map.has("build");
+        // Built here, or never pulled (`pull_policy: never`: the image must exist locally,
+        // `build`: compose builds it).
+        let build = map.has("build")
+            || map
+                .scalar("pull_policy")
+                .is_some_and(|policy| matches!(policy.value, "never" | "build"));
         let text = out.text.get(scalar.span.clone()).unwrap_or_default();
         let (prefix, suffix) = variable_default(text).unwrap_or(("", ""));
         if let Some(candidate) = out.inline_between(&scalar, prefix, suffix)

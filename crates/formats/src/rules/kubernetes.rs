@@ -268,7 +268,12 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
         return;
     }
     let in_container_list = is_container(map.path);
-    let built = names_what_is_built(map);
+    // `imagePullPolicy: Never`: the image must be on the node already (loaded with `kind load`
+    // or built there); it is never pulled, and a registry's digest would not name it.
+    let built = names_what_is_built(map)
+        || map
+            .scalar("imagePullPolicy")
+            .is_some_and(|policy| policy.value == "Never");
     for entry in map.entries {
         if !is_image_key(entry.key) {
             continue;

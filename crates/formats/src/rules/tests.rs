@@ -178,6 +178,53 @@ fn a_woodpecker_pipeline_s_anchored_image_is_written_where_it_is_defined() {
     );
 }
 
+/// An image that is never pulled, `imagePullPolicy: Never` (loaded with `kind load`, built on
+/// the node) or compose's `pull_policy: never` or `build`, is `local`: a registry's digest
+/// would not name the image that runs.
+#[test]
+fn images_never_pulled_are_local() {
+    let manifest = "spec:\n  containers:\n    - name: app\n      image: my-py-image:0.0.1\n      imagePullPolicy: Never\n    - name: proxy\n      image: envoy:v1\n      imagePullPolicy: IfNotPresent\n";
+    assert_eq!(
+        shapes(FileKind::Yaml, manifest),
+        vec![
+            (4, 14, Status::Local, "my-py-image:0.0.1".to_owned()),
+            (7, 14, Status::Floating, "envoy:v1".to_owned()),
+        ]
+    );
+    let compose = "services:\n  api:\n    image: content-publishing-dev:latest\n    pull_policy: never\n  web:\n    image: acme/web:1\n    pull_policy: build\n  db:\n    image: postgres:16\n    pull_policy: always\n";
+    assert_eq!(
+        shapes(FileKind::Compose, compose),
+        vec![
+            (
+                3,
+                12,
+                Status::Local,
+                "content-publishing-dev:latest".to_owned()
+            ),
+            (6, 12, Status::Local, "acme/web:1".to_owned()),
+            (9, 12, Status::Floating, "postgres:16".to_owned()),
+        ]
+    );
+}
+
+/// release-please's generic updater rewrites the version on a line marked
+/// `x-release-please-version` (and inside `x-release-please-start-…`/`-end` blocks): a digest
+/// beside it would pull the previous release's image. Such references are `ignored`, with the
+/// reason.
+#[test]
+fn references_release_please_rewrites_are_ignored() {
+    let action = "runs:\n  using: docker\n  image: \"docker://ghcr.io/super-linter/super-linter:v7.2.1\" # x-release-please-version\n";
+    let found = findings(FileKind::Workflow, action);
+    assert_eq!(found[0].status, Status::Ignored);
+    assert!(unsupported_reason(&found[0]).contains("release-please"));
+    let values = "# x-release-please-start-version\nimage: ghcr.io/acme/app:1.4.2\n# x-release-please-end\nsidecar:\n  image: envoy:v1\n";
+    let statuses: Vec<Status> = findings(FileKind::Yaml, values)
+        .iter()
+        .map(|f| f.status)
+        .collect();
+    assert_eq!(statuses, [Status::Ignored, Status::Floating]);
+}
+
 /// An image in a registry that only names this machine's runtime (`ko.local`, `kind.local`,
 /// `dev.local`: ko and kind load images there, never push them) is `local` in every kind of
 /// file: no registry answers for it, so it is not written and `check` does not fail on it.

@@ -27,7 +27,7 @@
 
 mod kubectl;
 
-use super::{Token, report, tokens};
+use super::{Token, mark_last_local, report, tokens};
 use crate::common::Sink;
 
 /// The container CLIs read.
@@ -401,9 +401,31 @@ fn cli_command(sink: &mut Sink<'_>, command: &Words<'_>, offset: usize) {
     };
     let cli = cli.trim_start_matches(['@', '-', '+']);
     let program = cli.rsplit('/').next().unwrap_or(cli);
-    if matches!(program, "kubectl" | "oc") {
-        kubectl::set_image(sink, command, start, offset);
-        return;
+    match (program, command.text(start + 1), command.text(start + 2)) {
+        ("kubectl" | "oc", _, _) => return kubectl::set_image(sink, command, start, offset),
+        // Other builders' images, which the script makes: `buildah bud -t app`, `pack build
+        // app`, `kind build node-image` (`kindest/node:latest` unless `--image` names it).
+        ("buildah", Some("bud" | "build"), _) => return note_built(sink, command, start + 2),
+        ("pack", Some("build"), _) => {
+            if let Some(name) = (start + 2..command.words.len())
+                .filter_map(|i| command.text(i))
+                .find(|word| !word.starts_with('-'))
+            {
+                sink.built.push(name.trim_matches(['"', '\'']).to_owned());
+            }
+            return;
+        }
+        ("kind", Some("build"), Some("node-image")) => {
+            let named = (start + 3..command.words.len()).find_map(|i| {
+                let word = command.text(i)?;
+                word.strip_prefix("--image=")
+                    .or_else(|| (word == "--image").then(|| command.text(i + 1)).flatten())
+            });
+            let name = named.unwrap_or("kindest/node:latest");
+            sink.built.push(name.trim_matches(['"', '\'']).to_owned());
+            return;
+        }
+        _ => {}
     }
     if !names_an_engine(cli) && !CLIS.contains(&program) {
         return;
@@ -432,9 +454,17 @@ fn cli_command(sink: &mut Sink<'_>, command: &Words<'_>, offset: usize) {
             note_built(sink, command, index + 1);
             return;
         }
+        // `docker tag SOURCE TARGET`, `docker commit CONTAINER NAME`: the script makes TARGET
+        // and NAME, whatever runs them later.
+        Some("tag" | "commit") => {
+            note_last_word(sink, command, index + 1);
+            return;
+        }
         _ => return,
     };
     index += 1;
+    // `--pull=never`: the image must be there already, built or loaded.
+    let mut never = false;
     while let Some(word) = command.text(index) {
         if word == "--" {
             index += 1;
@@ -446,10 +476,28 @@ fn cli_command(sink: &mut Sink<'_>, command: &Words<'_>, offset: usize) {
         let Some(skip) = option_words(options, word) else {
             return;
         };
+        never |=
+            word == "--pull=never" || word == "--pull" && command.text(index + 1) == Some("never");
         index += skip;
     }
     if let Some(&(start, end)) = command.words.get(index) {
+        let before = sink.len();
         report(sink, &command.code[start..end], offset + start);
+        if never && sink.len() > before {
+            mark_last_local(sink);
+        }
+    }
+}
+
+/// Notes the last word of `command` from word `index` on, when it is no option, as an image
+/// the script makes (`docker tag a:1 b:1`).
+fn note_last_word(sink: &mut Sink<'_>, command: &Words<'_>, index: usize) {
+    let last = (index..command.words.len())
+        .filter_map(|i| command.text(i))
+        .next_back()
+        .filter(|word| !word.starts_with('-'));
+    if let Some(name) = last {
+        sink.built.push(name.trim_matches(['"', '\'']).to_owned());
     }
 }
 
