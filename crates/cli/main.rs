@@ -13,6 +13,7 @@ mod charts;
 mod commands;
 mod config;
 mod details;
+mod dev_loops;
 mod filter;
 mod generate;
 mod platforms;

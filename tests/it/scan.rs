@@ -352,3 +352,54 @@ fn color_always_colors_and_no_color_does_not() {
     let run = context.run_command(context.command(["scan"]).env("TAGPIN_COLOR", "always"));
     assert!(run.stdout.contains("\x1b["), "{run}");
 }
+
+/// Skaffold and `DevSpace` build their artifacts on each run and deploy the build in place of
+/// every image of that name in the manifests, wherever those are: such images are `local` in
+/// every file, whatever their tag; other images stay floating.
+#[test]
+fn images_a_dev_loop_builds_are_local_in_every_file() {
+    let context = TestContext::new();
+    context.write(
+        "skaffold.yaml",
+        "apiVersion: skaffold/v4beta11\nkind: Config\nbuild:\n  artifacts:\n    - image: us.gcr.io/ticketing/auth\n      context: auth\nmanifests:\n  rawYaml: [infra/k8s/*]\n",
+    );
+    context.write(
+        "infra/k8s/auth-depl.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n        - name: auth\n          image: us.gcr.io/ticketing/auth:latest\n        - name: mongo\n          image: mongo:7\n",
+    );
+    context.write(
+        "tools/devspace.yaml",
+        "images:\n  api:\n    image: acme/api\n",
+    );
+    context.write(
+        "k8s/api.yaml",
+        "spec:\n  containers:\n    - image: docker.io/acme/api:dev\n",
+    );
+    let doc = context
+        .run(["scan", "--format", "json"])
+        .assert_code(0)
+        .json();
+    let statuses: Vec<(String, String)> = doc["references"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["text"].as_str().unwrap().to_owned(),
+                r["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("us.gcr.io/ticketing/auth:latest", "local"),
+        ("mongo:7", "floating"),
+        ("docker.io/acme/api:dev", "local"),
+        ("us.gcr.io/ticketing/auth", "local"),
+        ("acme/api", "local"),
+    ];
+    let expected: Vec<(String, String)> = expected
+        .iter()
+        .map(|(text, status)| ((*text).to_owned(), (*status).to_owned()))
+        .collect();
+    assert_eq!(statuses, expected, "{doc:#}");
+}

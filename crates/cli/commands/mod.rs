@@ -174,6 +174,7 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
         .sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
     collected.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     crate::charts::finish(&mut collected.files, &collected.charts, settings);
+    crate::dev_loops::mark_built(&mut collected.files);
     collected.files.retain(|file| !file.findings.is_empty());
     collected
 }

@@ -1,0 +1,58 @@
+//! Images a development loop builds and deploys: Skaffold's `build.artifacts[].image` and
+//! `DevSpace`'s `images.*.image`. Both tools build the image on each run and put the fresh
+//! build's reference in place of every image of that name in the manifests they deploy,
+//! wherever those are in the repository; Skaffold leaves an image written with a digest as it
+//! is, so a pinned manifest would deploy the registry's old image instead of the build. The
+//! scanner marks the artifact itself `local`; this marks every other reference to the same
+//! image (any tag) in the run `local` too.
+
+use std::collections::HashSet;
+
+use tagpin_formats::Status;
+use tagpin_reference::ImageReference;
+
+use crate::commands::ScannedFile;
+
+/// Marks `local` every floating or pinned reference in `files` to an image a development
+/// loop's config among them builds.
+pub fn mark_built(files: &mut [ScannedFile]) {
+    let built: HashSet<(String, String)> = files
+        .iter()
+        .filter(|file| is_dev_loop_config(&file.path))
+        .flat_map(|file| &file.findings)
+        .filter(|finding| finding.status == Status::Local)
+        .filter_map(|finding| name_of(&finding.text))
+        .collect();
+    if built.is_empty() {
+        return;
+    }
+    for finding in files.iter_mut().flat_map(|file| &mut file.findings) {
+        if matches!(finding.status, Status::Floating | Status::Pinned)
+            && name_of(&finding.text).is_some_and(|name| built.contains(&name))
+        {
+            finding.status = Status::Local;
+        }
+    }
+}
+
+/// The registry and repository `text` names, normalised (`auth` is `docker.io`,
+/// `library/auth`), when it is a reference.
+fn name_of(text: &str) -> Option<(String, String)> {
+    let reference = ImageReference::parse(text).ok()?;
+    Some((
+        reference.registry().to_owned(),
+        reference.repository().to_owned(),
+    ))
+}
+
+/// Whether the file at `path` is a Skaffold or `DevSpace` config by its name (`skaffold.yaml`,
+/// `skaffold-dev.yml`, `devspace.yaml`).
+fn is_dev_loop_config(path: &std::path::Path) -> bool {
+    let Some((_, name)) = tagpin_formats::parent_and_name(path) else {
+        return false;
+    };
+    let yaml = [".yaml", ".yml"].iter().any(|ext| {
+        name.len() > ext.len() && name[name.len() - ext.len()..].eq_ignore_ascii_case(ext)
+    });
+    yaml && (name.starts_with("skaffold") || name.starts_with("devspace"))
+}
