@@ -122,6 +122,25 @@ pub(crate) fn has_metadata_key(doc: Doc<'_>, root: u32, key: &str) -> bool {
     })
 }
 
+/// Whether the document at `root` has an `ImageChange` trigger among its `spec.triggers` (an
+/// `OpenShift` `DeploymentConfig` whose containers' images the image stream sets).
+pub(crate) fn has_image_change_trigger(doc: Doc<'_>, root: u32) -> bool {
+    let root = doc.at(root, &Chain::default());
+    if !doc.is_mapping(&root) {
+        return false;
+    }
+    let Some(triggers) = get(doc, &root, "spec").and_then(|spec| get(doc, &spec, "triggers"))
+    else {
+        return false;
+    };
+    doc.items(&triggers).iter().any(|trigger| {
+        doc.is_mapping(trigger)
+            && get(doc, trigger, "type")
+                .and_then(|kind| doc.scalar(&kind))
+                .is_some_and(|kind| kind.value == "ImageChange")
+    })
+}
+
 /// Reads the root of the document at `root`.
 pub(crate) fn read_root(doc: Doc<'_>, root: u32) -> Root<'_> {
     let root = doc.at(root, &Chain::default());

@@ -286,7 +286,7 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
         {
             continue;
         }
-        let keel = out.keel;
+        let managed = out.managed;
         let Some(candidate) = out.inline(&scalar, "") else {
             continue;
         };
@@ -294,10 +294,12 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
             candidate.found.status = Status::Local;
             continue;
         }
-        if keel && candidate.found.status != Status::Templated {
+        if let Some(reason) = managed
+            && candidate.found.status != Status::Templated
+        {
             candidate.found.status = Status::Ignored;
             candidate.found.site = crate::EditSite::Unsupported {
-                reason: super::KEEL_MANAGED.to_owned(),
+                reason: reason.to_owned(),
             };
             continue;
         }

@@ -17,6 +17,7 @@ mod helm_values;
 pub(crate) mod insert;
 mod kubernetes;
 mod kustomize;
+mod molecule;
 pub(crate) mod walk;
 mod woodpecker;
 mod workflow;
@@ -147,6 +148,16 @@ const KEEL_POLICY: &str = "keel.sh/policy";
 pub(crate) const KEEL_MANAGED: &str = "managed by Keel (`keel.sh/policy` on the workload): \
      Keel moves this image to new tags, which a digest would stop";
 
+/// The annotation with which `OpenShift` sets a workload's containers to the image an image
+/// stream tag points at, and the trigger of a `DeploymentConfig` that does the same.
+const OPENSHIFT_TRIGGERS: &str = "image.openshift.io/triggers";
+const IMAGE_CHANGE: &str = "ImageChange";
+
+/// Why an image of a workload `OpenShift`'s image triggers set is not written.
+pub(crate) const OPENSHIFT_TRIGGERED: &str = "set by OpenShift from an image stream (an \
+     `image.openshift.io/triggers` annotation or an `ImageChange` trigger): OpenShift writes \
+     the image stream's image here, so tagpin leaves it alone";
+
 /// Where rules modules report candidates.
 pub(crate) struct Out<'s> {
     /// The file as written (for reference texts).
@@ -158,9 +169,9 @@ pub(crate) struct Out<'s> {
     /// The document is one whose image keys name no image to pull (see
     /// [`kubernetes::names_no_images`]).
     pub(crate) no_images: bool,
-    /// The document is a workload Keel updates (`keel.sh/policy` among its labels or
-    /// annotations): its images are Keel's to move.
-    pub(crate) keel: bool,
+    /// The document is a workload a controller moves to new images (Keel's `keel.sh/policy`,
+    /// `OpenShift`'s image triggers): why its images are not written.
+    pub(crate) managed: Option<&'static str>,
     candidates: Vec<Candidate>,
 }
 
@@ -308,15 +319,17 @@ pub(crate) fn apply_with<'t>(
     mut first: Option<&mut dyn Visitor<'t>>,
     known: Option<Offsets<'_>>,
 ) -> Result<(), Error> {
-    let rules = if sink.kind == FileKind::Yaml && woodpecker::is_pipeline(path) {
-        &woodpecker::Woodpecker
-    } else {
-        rules_for(sink.kind)
+    let rules: &dyn Rules = match sink.kind {
+        FileKind::Yaml if woodpecker::is_pipeline(path) => &woodpecker::Woodpecker,
+        FileKind::Yaml if molecule::is_scenario(path) => &molecule::Molecule,
+        kind => rules_for(kind),
     };
     let doc = Doc { tree, structure };
     let aliased = walk::aliased(tree);
-    // Read per document only in a file that names Keel's policy at all.
-    let names_keel = memchr::memmem::find(sink.text.as_bytes(), KEEL_POLICY.as_bytes()).is_some();
+    // Read per document only in a file that names Keel's policy or OpenShift's triggers at all.
+    let names = |word: &str| memchr::memmem::find(sink.text.as_bytes(), word.as_bytes()).is_some();
+    let names_keel = names(KEEL_POLICY);
+    let names_triggers = names(OPENSHIFT_TRIGGERS) || names(IMAGE_CHANGE);
     for (index, root) in tree.documents.iter().enumerate() {
         let Some(root) = root else { continue };
         let document = chart_values::read_root(doc, *root);
@@ -327,7 +340,16 @@ pub(crate) fn apply_with<'t>(
                 structure,
                 chart_values: document.chart_values,
                 no_images: kubernetes::names_no_images(document.api, document.kind),
-                keel: names_keel && chart_values::has_metadata_key(doc, *root, KEEL_POLICY),
+                managed: if names_keel && chart_values::has_metadata_key(doc, *root, KEEL_POLICY) {
+                    Some(KEEL_MANAGED)
+                } else if names_triggers
+                    && (chart_values::has_metadata_key(doc, *root, OPENSHIFT_TRIGGERS)
+                        || chart_values::has_image_change_trigger(doc, *root))
+                {
+                    Some(OPENSHIFT_TRIGGERED)
+                } else {
+                    None
+                },
                 candidates: Vec::new(),
             },
         };

@@ -225,6 +225,44 @@ fn references_release_please_rewrites_are_ignored() {
     assert_eq!(statuses, [Status::Ignored, Status::Floating]);
 }
 
+/// A workload whose images `OpenShift` sets from an image stream (an `ImageChange` trigger of a
+/// `DeploymentConfig`, or the `image.openshift.io/triggers` annotation) is `ignored`, with the
+/// reason; another document of the same file is not.
+#[test]
+fn images_openshift_triggers_set_are_ignored() {
+    let text = "apiVersion: apps.openshift.io/v1\nkind: DeploymentConfig\nspec:\n  triggers:\n    - type: ConfigChange\n    - type: ImageChange\n      imageChangeParams: {automatic: true, containerNames: [web]}\n  template:\n    spec:\n      containers:\n        - name: web\n          image: quay.io/acme/web:latest\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  annotations:\n    image.openshift.io/triggers: '[]'\nspec:\n  template:\n    spec:\n      containers:\n        - name: api\n          image: quay.io/acme/api:1\n---\nkind: DeploymentConfig\nspec:\n  triggers: [{type: ConfigChange}]\n  template: {spec: {containers: [{name: db, image: postgres:16}]}}\n";
+    let found = findings(FileKind::Yaml, text);
+    let statuses: Vec<(&str, Status)> = found.iter().map(|f| (f.text.as_str(), f.status)).collect();
+    assert_eq!(
+        statuses,
+        [
+            ("quay.io/acme/web:latest", Status::Ignored),
+            ("quay.io/acme/api:1", Status::Ignored),
+            ("postgres:16", Status::Floating),
+        ]
+    );
+    assert!(unsupported_reason(&found[0]).contains("image stream"));
+}
+
+/// A Molecule platform's image is written only with `pre_build_image: true`: otherwise
+/// Molecule builds on it and tags the build `molecule_local/<image>`, which a digest breaks.
+#[test]
+fn a_molecule_platform_s_image_is_written_only_when_pulled_as_it_is() {
+    let text = "driver:\n  name: docker\nplatforms:\n  - name: instance\n    image: ubuntu:20.04\n  - name: pulled\n    image: geerlingguy/docker-rockylinux9-ansible:latest\n    pre_build_image: true\n";
+    let found = scan(
+        Path::new("molecule/default/molecule.yml"),
+        FileKind::Yaml,
+        text,
+    )
+    .unwrap();
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(unsupported_reason(&found[0]).contains("molecule_local"));
+    assert_eq!(found[1].site, EditSite::Inline);
+    // Elsewhere the same YAML is no scenario.
+    let elsewhere = scan(Path::new("ci/platforms.yml"), FileKind::Yaml, text).unwrap();
+    assert!(elsewhere.iter().all(|f| f.site == EditSite::Inline));
+}
+
 /// An image in a registry that only names this machine's runtime (`ko.local`, `kind.local`,
 /// `dev.local`: ko and kind load images there, never push them) is `local` in every kind of
 /// file: no registry answers for it, so it is not written and `check` does not fail on it.
