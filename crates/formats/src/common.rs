@@ -44,6 +44,26 @@ pub(crate) fn is_local_registry(registry: &str) -> bool {
     LOCAL_REGISTRIES.contains(&registry)
 }
 
+/// Whether `tag` holds a placeholder that a script fills in before the file is used: a word of
+/// capitals joined by `_` (`golang:GO_VERSION`, `node:NODE_VERSION-alpine` in a
+/// `Dockerfile.in` that `sed` completes). Registries' tags are not written so; such a
+/// reference cannot be resolved, as one with `${GO_VERSION}` cannot.
+fn names_a_placeholder(tag: &str) -> bool {
+    tag.split(['-', '.', '+']).any(|word| {
+        let mut parts = word.split('_');
+        let capital = |part: &str| {
+            part.as_bytes().first().is_some_and(u8::is_ascii_uppercase)
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+        };
+        parts.next().is_some_and(capital) && {
+            let rest: Vec<&str> = parts.collect();
+            !rest.is_empty() && rest.iter().all(|part| capital(part))
+        }
+    })
+}
+
 /// Whether `line` carries a `# tagpin:ignore` comment.
 pub(crate) fn has_ignore_comment(line: &str) -> bool {
     let mut rest = line;
@@ -234,6 +254,9 @@ impl Found {
             if is_local_registry(reference.registry()) {
                 return Some(Self::local(span, text));
             }
+            if reference.tag().is_some_and(names_a_placeholder) {
+                return Some(Self::templated(span, text));
+            }
             (status, Some(reference))
         };
         Some(Self {
@@ -415,6 +438,26 @@ impl<'a> Sink<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn placeholders_are_capital_words_joined_by_underscores() {
+        for (tag, placeholder) in [
+            ("GO_VERSION", true),
+            ("NODE_VERSION-alpine", true),
+            ("1.22-ALPINE_TAG", true),
+            ("A_B_C", true),
+            ("latest", false),
+            ("1.0.0_RC_1", false),
+            ("JDK_17", false),
+            ("RELEASE", false),
+            ("v1.2_BETA", false),
+            ("_LEADING", false),
+            ("TRAILING_", false),
+            ("Go_Version", false),
+        ] {
+            assert_eq!(names_a_placeholder(tag), placeholder, "{tag}");
+        }
+    }
 
     /// A file that is one long line with many findings stays linear: each line is read once
     /// for each mark.

@@ -2046,3 +2046,22 @@ fn a_template_finds_the_same_with_its_wordless_documents_passed_over() {
         }
     }
 }
+
+/// A tag that is a placeholder a script fills in (`Dockerfile.in` completed by `sed`) is
+/// `templated`, as `${GO_VERSION}` is: no registry holds it.
+#[test]
+fn placeholder_tags_are_templated() {
+    let text = "FROM golang:GO_VERSION AS build\nFROM registry.k8s.io/pause:PAUSE_VERSION\nFROM alpine:3.20\n";
+    let statuses: Vec<(usize, Status)> = found(FileKind::Dockerfile, text)
+        .into_iter()
+        .map(|(line, _, status, _)| (line, status))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            (1, Status::Templated),
+            (2, Status::Templated),
+            (3, Status::Floating)
+        ]
+    );
+}
