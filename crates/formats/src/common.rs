@@ -81,12 +81,36 @@ pub(crate) fn has_ignore_comment(line: &str) -> bool {
 pub(crate) const FLUX_MANAGED: &str = "managed by Flux image automation (a `$imagepolicy` marker \
      on its line): Flux rewrites it, so tagpin leaves it alone";
 
-/// The marks of release-please's generic updater: a line with `x-release-please-version` (or
-/// `-major`, `-minor`, `-patch`) has its version rewritten at each release, and so have the
-/// lines between `x-release-please-start-…` and `x-release-please-end`.
-const RELEASE_PLEASE_MARK: &str = "x-release-please-";
-const RELEASE_PLEASE_START: &[u8] = b"x-release-please-start";
-const RELEASE_PLEASE_END: &[u8] = b"x-release-please-end";
+/// The byte ranges of `text` that release-please's generic updater rewrites at each release,
+/// in order: a line with an `x-release-please-version` (or `-major`, `-minor`, `-patch`) mark,
+/// and the lines from one with `x-release-please-start-…` to the next with
+/// `x-release-please-end` (to the text's end when none follows). Empty, after one search, for
+/// a text without the mark.
+fn release_managed(text: &str) -> Vec<Range<usize>> {
+    static MARK: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("x-release-please-"));
+    let bytes = text.as_bytes();
+    let mut ranges: Vec<Range<usize>> = Vec::new();
+    let mut open: Option<usize> = None;
+    for at in MARK.find_iter(bytes) {
+        let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
+        let rest = &bytes[at + "x-release-please-".len()..];
+        if rest.starts_with(b"start") {
+            open.get_or_insert(start);
+        } else if rest.starts_with(b"end") {
+            if let Some(opened) = open.take() {
+                ranges.push(opened..end);
+            }
+        } else if open.is_none() {
+            ranges.push(start..end);
+        }
+    }
+    if let Some(opened) = open {
+        ranges.push(opened..bytes.len());
+    }
+    ranges
+}
 
 /// Why a reference release-please rewrites is left alone.
 pub(crate) const RELEASE_PLEASE_MANAGED: &str = "its version is rewritten by release-please at \
@@ -118,10 +142,9 @@ pub(crate) struct Sink<'a> {
     ignored: MarkedLines,
     /// The lines with a Flux image-automation marker.
     flux: MarkedLines,
-    /// The lines with a release-please marker, and whether the text opens a block of them
-    /// (searched once, when a finding first asks).
-    release_please: MarkedLines,
-    release_please_blocks: Option<bool>,
+    /// The byte ranges release-please rewrites (see [`release_managed`]), found when a
+    /// finding first asks.
+    release_managed: Option<Vec<Range<usize>>>,
     pub(crate) findings: Vec<Finding>,
     /// The names a build in the text tags its image with (`docker build -t app .`), for a
     /// script: a command that runs one of them runs what was built.
@@ -307,10 +330,7 @@ impl<'a> Sink<'a> {
             last: None,
             ignored: MarkedLines::new(IGNORE_MARK, has_ignore_comment),
             flux: MarkedLines::new("$imagepolicy", has_flux_marker),
-            release_please: MarkedLines::new(RELEASE_PLEASE_MARK, |line| {
-                line.contains(RELEASE_PLEASE_MARK)
-            }),
-            release_please_blocks: None,
+            release_managed: None,
             findings: Vec::new(),
             built: Vec::new(),
         }
@@ -355,25 +375,14 @@ impl<'a> Sink<'a> {
         (index + 1, column)
     }
 
-    /// Whether release-please rewrites the line holding `offset`: it carries an
-    /// `x-release-please-…` marker, or lies between `x-release-please-start…` and
-    /// `x-release-please-end` lines (its generic updater's blocks).
+    /// Whether release-please rewrites the line holding `offset` (see [`release_managed`]).
     fn line_is_release_managed(&mut self, offset: usize) -> bool {
-        let (index, start) = self.locate(offset.min(self.text.len()));
-        if self.release_please.line(self.text, index, start) {
-            return true;
-        }
-        let text = self.text.as_bytes();
-        let blocks = *self
-            .release_please_blocks
-            .get_or_insert_with(|| memchr::memmem::find(text, RELEASE_PLEASE_START).is_some());
-        if !blocks {
-            return false;
-        }
-        let before = &text[..start];
-        let opened = memchr::memmem::rfind(before, RELEASE_PLEASE_START);
-        let closed = memchr::memmem::rfind(before, RELEASE_PLEASE_END);
-        opened.is_some_and(|opened| closed.is_none_or(|closed| closed < opened))
+        let text = self.text;
+        let ranges = self
+            .release_managed
+            .get_or_insert_with(|| release_managed(text));
+        let after = ranges.partition_point(|range| range.end <= offset);
+        ranges.get(after).is_some_and(|range| range.start <= offset)
     }
 
     pub(crate) fn push(&mut self, found: Found) {
@@ -438,6 +447,30 @@ impl<'a> Sink<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn release_please_rewrites_its_marked_lines_and_blocks() {
+        let text = "a: 1\nb: 2 # x-release-please-version\n# x-release-please-start-version\nc: 3\nd: 4\n# x-release-please-end\ne: 5\n# x-release-please-start-major\nf: 6\n";
+        let managed: Vec<&str> = release_managed(text)
+            .into_iter()
+            .map(|range| text[range].lines().next().unwrap_or_default())
+            .collect();
+        assert_eq!(
+            managed,
+            [
+                "b: 2 # x-release-please-version",
+                "# x-release-please-start-version",
+                "# x-release-please-start-major"
+            ]
+        );
+        let mut sink = Sink::new(text, FileKind::Yaml);
+        let lines: Vec<bool> = ["a:", "b:", "c:", "d:", "e:", "f:"]
+            .iter()
+            .map(|key| sink.line_is_release_managed(text.find(key).unwrap()))
+            .collect();
+        assert_eq!(lines, [false, true, true, true, false, true]);
+        assert!(release_managed("image: nginx:1.25\n").is_empty());
+    }
 
     #[test]
     fn placeholders_are_capital_words_joined_by_underscores() {
