@@ -47,6 +47,7 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
     let mut bytes: Vec<u8> = Vec::new();
     // Whether a line of it holds `image` (a `--image` flag, perhaps).
     let mut logical_has_image = false;
+    let words = command_words_in(text);
     for raw in text.split_inclusive('\n') {
         let start = offset;
         offset += raw.len();
@@ -88,14 +89,20 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
             if one_line && logical_has_image {
                 scan_flags(sink, code, start);
             }
-            flush_logical(sink, logical_start, &bytes, logical_has_image && !one_line);
+            flush_logical(
+                sink,
+                logical_start,
+                &bytes,
+                logical_has_image && !one_line,
+                words,
+            );
             logical = None;
             logical_has_image = false;
             bytes.clear();
         }
     }
     if let Some(start) = logical {
-        flush_logical(sink, start, &bytes, logical_has_image);
+        flush_logical(sink, start, &bytes, logical_has_image, words);
     }
     // An image the script builds and then runs is what it built.
     if !sink.built.is_empty() {
@@ -125,26 +132,45 @@ fn same_local_name(built: &str, used: &str) -> bool {
 static IMAGE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
     std::sync::LazyLock::new(|| memchr::memmem::Finder::new("image"));
 
+/// The words that make a command line worth taking apart for its commands ([`commands`]): the
+/// container CLIs, `kubectl set image` and `oc set image` (not every kubectl line: scripts
+/// have many), and the builders whose images a script makes.
+const COMMAND_WORDS: [&str; 7] = [
+    "docker",
+    "podman",
+    "nerdctl",
+    "set image",
+    "buildah",
+    "pack build",
+    "kind build",
+];
+
+/// Searchers of [`COMMAND_WORDS`], built once.
+static COMMAND_FINDERS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 7]> =
+    std::sync::LazyLock::new(|| COMMAND_WORDS.map(memchr::memmem::Finder::new));
+
+/// Which of [`COMMAND_WORDS`] `text` holds: a search of each in the whole text, so that a
+/// command line is searched only for those (a search per short line costs more than its
+/// bytes, and most scripts hold none of the words).
+fn command_words_in(text: &str) -> [bool; 7] {
+    COMMAND_FINDERS
+        .each_ref()
+        .map(|finder| finder.find(text.as_bytes()).is_some())
+}
+
 /// Scans a logical command line for `--image` flags (when `has_image`, a line of it holds the
-/// word) and container CLI commands.
-fn flush_logical(sink: &mut Sink<'_>, start: usize, bytes: &[u8], has_image: bool) {
-    // Searchers built once: `memmem::find` builds one per call, and a script has a logical
-    // line per command.
-    static CLIS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 8]> =
-        std::sync::LazyLock::new(|| {
-            [
-                "docker",
-                "podman",
-                "nerdctl",
-                "kubectl",
-                "oc set",
-                "buildah",
-                "pack build",
-                "kind build",
-            ]
-            .map(memchr::memmem::Finder::new)
-        });
-    let has_cli = CLIS.iter().any(|cli| cli.find(bytes).is_some())
+/// word) and commands; `words` are the [`COMMAND_WORDS`] the file holds.
+fn flush_logical(
+    sink: &mut Sink<'_>,
+    start: usize,
+    bytes: &[u8],
+    has_image: bool,
+    words: [bool; 7],
+) {
+    let has_cli = COMMAND_FINDERS
+        .iter()
+        .zip(words)
+        .any(|(finder, held)| held && finder.find(bytes).is_some())
         || memchr::memchr(b'$', bytes).is_some() && may_name_an_engine(bytes);
     if !has_cli && !has_image {
         return;
@@ -257,9 +283,14 @@ fn scan_flags(sink: &mut Sink<'_>, line: &str, offset: usize) {
 /// Whether the command line asks that its image never be pulled (`kubectl run
 /// --image-pull-policy=Never`: it must be on the node already, as `kind load` leaves it).
 fn never_pulled(line: &str) -> bool {
-    ["--image-pull-policy=Never", "--image-pull-policy Never"]
-        .iter()
-        .any(|flag| memchr::memmem::find(line.as_bytes(), flag.as_bytes()).is_some())
+    // Built once: every `--image` flag's line is searched for it.
+    static POLICY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("--image-pull-policy"));
+    POLICY.find_iter(line.as_bytes()).any(|at| {
+        line[at + "--image-pull-policy".len()..]
+            .strip_prefix(['=', ' '])
+            .is_some_and(|value| value.trim_start().starts_with("Never"))
+    })
 }
 
 /// Makes the finding pushed last `local` (unless it is templated): an image that is never
@@ -340,7 +371,16 @@ fn surely_takes_one(before: &str) -> bool {
     let first = first.trim_start_matches(['@', '-', '+']);
     let wrapper =
         first.contains('=') || first == "sudo" || commands::BEFORE_THE_PROGRAM.contains(&first);
-    !wrapper && !is_denied(program_name(first), None)
+    !wrapper && !may_be_denied(program_name(first), &before[start..])
+}
+
+/// Whether `program`, in the command `text`, may be one of [`NOT_CONTAINER_IMAGES`]: its name
+/// is, and the text holds the words that make it one (`kind create cluster` is not `kind
+/// build`), as the parser would find them or not.
+fn may_be_denied(program: &str, text: &str) -> bool {
+    NOT_CONTAINER_IMAGES
+        .iter()
+        .any(|(name, needs)| *name == program && needs.iter().all(|word| text.contains(word)))
 }
 
 /// `word` as the program it names: a recipe line's `@`, `-` and `+` and a directory taken off
@@ -350,12 +390,11 @@ fn program_name(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }
 
-/// Whether `program`, followed by the words `after`, is one of [`NOT_CONTAINER_IMAGES`];
-/// with `after` unknown (`None`), whether it may be.
-fn is_denied(program: &str, after: Option<&[&str]>) -> bool {
-    NOT_CONTAINER_IMAGES.iter().any(|(name, needs)| {
-        *name == program && after.is_none_or(|after| needs.iter().all(|w| after.contains(w)))
-    })
+/// Whether `program`, followed by the words `after`, is one of [`NOT_CONTAINER_IMAGES`].
+fn is_denied(program: &str, after: &[&str]) -> bool {
+    NOT_CONTAINER_IMAGES
+        .iter()
+        .any(|(name, needs)| *name == program && needs.iter().all(|w| after.contains(w)))
 }
 
 /// Whether the command that `before` (a line up to a `--image` flag) ends inside may take a
@@ -369,7 +408,7 @@ fn takes_a_container_image(before: &str) -> bool {
     let Some((program, after)) = words.split_first() else {
         return true;
     };
-    !after.contains(&"--") && !is_denied(program_name(program), Some(after))
+    !after.contains(&"--") && !is_denied(program_name(program), after)
 }
 
 /// Where the comment of a command line starts (its length when it has none): a `#` that
