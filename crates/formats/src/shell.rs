@@ -196,9 +196,36 @@ fn scan_data_line(sink: &mut Sink<'_>, line: &str, offset: usize) {
     let indent = line.len() - trimmed.len();
     if let Some((value, at)) = yaml_image_value(trimmed) {
         let value_end = value.find(" #").unwrap_or(value.len());
-        report(sink, &value[..value_end], offset + indent + at);
+        report_yaml_value(sink, &value[..value_end], offset + indent + at);
     }
     scan_flags(sink, line, offset);
+}
+
+/// Why a heredoc's or an echoed line's image without a tag or digest is not written.
+const UNTAGGED_YAML_LINE: &str = "no tag or digest is written, and a YAML line in a script \
+     does not show what is around it: a `tag:` beside it may complete the name (a chart's \
+     values), and only in a pod's containers does it mean `latest`";
+
+/// Reports the value of a YAML `image:` line a script holds (a heredoc's, or one it echoes):
+/// not a file (`disk.qcow2`), and, without a tag or a digest, reported but not written.
+fn report_yaml_value(sink: &mut Sink<'_>, value: &str, at: usize) {
+    if crate::rules::names_a_file(value.trim()) {
+        return;
+    }
+    let before = sink.len();
+    report(sink, value, at);
+    if sink.len() > before
+        && let Some(finding) = sink.findings.last_mut()
+        && finding.status == crate::Status::Floating
+        && finding
+            .reference
+            .as_ref()
+            .is_some_and(|r| r.tag().is_none() && r.digest().is_none())
+    {
+        finding.site = crate::EditSite::Unsupported {
+            reason: UNTAGGED_YAML_LINE.to_owned(),
+        };
+    }
 }
 
 /// `image: value` or `- image: value`: the value and where it starts in `text`.
@@ -242,7 +269,7 @@ fn scan_command_line(sink: &mut Sink<'_>, code: &str, offset: usize) {
                 let value = value.split("\\n").next().unwrap_or(value);
                 let value_end = value.find(" #").unwrap_or(value.len());
                 let indent = content.len() - trimmed.len();
-                report(sink, &value[..value_end], offset + from + indent + at);
+                report_yaml_value(sink, &value[..value_end], offset + from + indent + at);
             }
         }
     }

@@ -2065,3 +2065,30 @@ fn placeholder_tags_are_templated() {
         ]
     );
 }
+
+/// A YAML `image:` line in a heredoc (or echoed) shows nothing around it: without a tag or a
+/// digest it is reported but not written (a `tag:` beside it may complete it), and a file
+/// (`disk.qcow2`) is no reference.
+#[test]
+fn a_script_s_yaml_line_without_a_tag_is_not_written() {
+    let text = "cat <<EOF > values.yaml\nimage: bitnami/nginx\ntag: 1.25\nsidecar:\n  image: envoy:v1\nvm:\n  image: my-vm-image.qcow2\nEOF\necho '  image: busybox' >> pod.yaml\n";
+    let findings = scan(Path::new("gen.sh"), FileKind::Shell, text).unwrap();
+    let shapes: Vec<(usize, &str, bool)> = findings
+        .iter()
+        .map(|f| {
+            (
+                f.line,
+                f.text.as_str(),
+                matches!(f.site, EditSite::Unsupported { .. }),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shapes,
+        [
+            (2, "bitnami/nginx", true),
+            (5, "envoy:v1", false),
+            (9, "busybox", true)
+        ]
+    );
+}

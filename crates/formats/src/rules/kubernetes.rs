@@ -234,7 +234,7 @@ const FILE_ENDINGS: [&str; 21] = [
 
 /// Whether `value` names a file (`assets/logo.png`, `disk.qcow2`): it ends in one of
 /// [`FILE_ENDINGS`], and has no tag and no digest after it.
-fn names_a_file(value: &str) -> bool {
+pub(crate) fn names_a_file(value: &str) -> bool {
     let value = value.trim_matches(['"', '\'']);
     let last = value.rsplit('/').next().unwrap_or(value);
     !last.contains([':', '@'])

@@ -29,7 +29,7 @@ use crate::common::{FLUX_MANAGED, Found, Sink};
 use crate::yaml::Tree;
 use crate::yaml::tree::{NodeId, Style};
 use crate::{EditSite, Error, FileKind, Status};
-pub(crate) use kubernetes::is_image_key;
+pub(crate) use kubernetes::{is_image_key, names_a_file};
 pub(crate) use walk::{At, Doc, Entry, Offsets, ScalarAt, Seg, word_offsets};
 use walk::{Limit, Use, Uses, Visitor, Words};
 
