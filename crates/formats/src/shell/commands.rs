@@ -401,31 +401,11 @@ fn cli_command(sink: &mut Sink<'_>, command: &Words<'_>, offset: usize) {
     };
     let cli = cli.trim_start_matches(['@', '-', '+']);
     let program = cli.rsplit('/').next().unwrap_or(cli);
-    match (program, command.text(start + 1), command.text(start + 2)) {
-        ("kubectl" | "oc", _, _) => return kubectl::set_image(sink, command, start, offset),
-        // Other builders' images, which the script makes: `buildah bud -t app`, `pack build
-        // app`, `kind build node-image` (`kindest/node:latest` unless `--image` names it).
-        ("buildah", Some("bud" | "build"), _) => return note_built(sink, command, start + 2),
-        ("pack", Some("build"), _) => {
-            if let Some(name) = (start + 2..command.words.len())
-                .filter_map(|i| command.text(i))
-                .find(|word| !word.starts_with('-'))
-            {
-                sink.built.push(name.trim_matches(['"', '\'']).to_owned());
-            }
-            return;
-        }
-        ("kind", Some("build"), Some("node-image")) => {
-            let named = (start + 3..command.words.len()).find_map(|i| {
-                let word = command.text(i)?;
-                word.strip_prefix("--image=")
-                    .or_else(|| (word == "--image").then(|| command.text(i + 1)).flatten())
-            });
-            let name = named.unwrap_or("kindest/node:latest");
-            sink.built.push(name.trim_matches(['"', '\'']).to_owned());
-            return;
-        }
-        _ => {}
+    if matches!(program, "kubectl" | "oc") {
+        return kubectl::set_image(sink, command, start, offset);
+    }
+    if notes_a_build(sink, command, program, start) {
+        return;
     }
     if !names_an_engine(cli) && !CLIS.contains(&program) {
         return;
@@ -487,6 +467,37 @@ fn cli_command(sink: &mut Sink<'_>, command: &Words<'_>, offset: usize) {
             mark_last_local(sink);
         }
     }
+}
+
+/// Notes the image another builder than the container CLIs makes, when `command` (whose
+/// `program` is word `start`) is one: `buildah bud -t app`, `pack build app`, `kind build
+/// node-image` (`kindest/node:latest` unless `--image` names it). Whether it was one.
+fn notes_a_build(sink: &mut Sink<'_>, command: &Words<'_>, program: &str, start: usize) -> bool {
+    let mut words =
+        (start + 1..command.words.len()).filter_map(|i| command.text(i).map(|w| (i, w)));
+    let name = match (program, command.text(start + 1), command.text(start + 2)) {
+        ("buildah", Some("bud" | "build"), _) => {
+            note_built(sink, command, start + 2);
+            return true;
+        }
+        ("pack", Some("build"), _) => words
+            .skip(1)
+            .map(|(_, word)| word)
+            .find(|word| !word.starts_with('-')),
+        ("kind", Some("build"), Some("node-image")) => Some(
+            words
+                .find_map(|(i, word)| {
+                    word.strip_prefix("--image=")
+                        .or_else(|| (word == "--image").then(|| command.text(i + 1)).flatten())
+                })
+                .unwrap_or("kindest/node:latest"),
+        ),
+        _ => return false,
+    };
+    if let Some(name) = name {
+        sink.built.push(name.trim_matches(['"', '\'']).to_owned());
+    }
+    true
 }
 
 /// Notes the last word of `command` from word `index` on, when it is no option, as an image
