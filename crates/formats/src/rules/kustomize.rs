@@ -22,9 +22,9 @@ use tagpin_reference::ImageReference;
 use super::insert::entry_point;
 use super::kubernetes::KubernetesAndHelm;
 use super::{Map, Out, Rules, ScalarAt, Seg, UNSUPPORTED_ESCAPES};
-use crate::EditSite;
 use crate::common::{Found, is_templated};
 use crate::yaml::tree::Style;
+use crate::{EditSite, Status};
 
 pub(crate) struct Kustomize;
 
@@ -83,6 +83,14 @@ fn image_entry(map: &Map<'_, '_>, out: &mut Out<'_>) {
         .iter()
         .filter_map(|s| s.as_ref().map(|s| s.span.start))
         .collect();
+    // Kubebuilder's and Operator SDK's placeholder, `controller`, renamed by `make deploy`
+    // (`kustomize edit set image controller=${IMG}`) to the image the project builds: what
+    // `make docker-build` makes, whatever name and tag the file was left with.
+    if name.as_ref().is_some_and(|name| name.value == "controller")
+        && matches!(found.status, Status::Floating | Status::Pinned)
+    {
+        found.status = Status::Local;
+    }
     let mut target = None;
     if found.reference.is_some() {
         let name_carries_more = ImageReference::parse(image)

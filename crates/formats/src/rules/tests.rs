@@ -143,6 +143,14 @@ fn an_image_the_file_builds_is_local_wherever_it_is_used() {
         .map(|(_, _, status, _)| status)
         .collect();
     assert_eq!(statuses, [Status::Local]);
+    // Renamed by `make deploy` to the project's image, and committed so: still what the
+    // project builds. Another entry is pinned as any.
+    let renamed = "images:\n- name: controller\n  newName: quay.io/operator-framework/operator-controller\n  newTag: devel\n- name: kube-rbac-proxy\n  newName: quay.io/brancz/kube-rbac-proxy\n  newTag: v0.18.0\n";
+    let statuses: Vec<Status> = shapes(FileKind::Kustomize, renamed)
+        .into_iter()
+        .map(|(_, _, status, _)| status)
+        .collect();
+    assert_eq!(statuses, [Status::Local, Status::Floating]);
 }
 
 /// Woodpecker's documented idiom: anchors in a top-level `variables:` list (which Woodpecker
