@@ -1,5 +1,6 @@
 //! Docker Compose: `services.*.image` (`local` beside `build:`, which names the image being
-//! built, and beside `pull_policy: never` or `build`, an image that is never pulled), and `image` in `x-*` extension fields, whose values compose ignores except where an
+//! built, and beside `pull_policy: never` or `build`, an image that is never pulled; so are a
+//! build's `tags` and every other use of them), and `image` in `x-*` extension fields, whose values compose ignores except where an
 //! alias or a merge key brings them into a service.
 //!
 //! An image written as a variable with a default, `${AIRFLOW_IMAGE:-apache/airflow:3.1.4}`
@@ -30,6 +31,7 @@ impl Rules for Compose {
             [Seg::Key("services"), Seg::Key(_), Seg::Key("build")]
         ) {
             build_args(map, out);
+            build_tags(map, out);
         }
         let service = matches!(map.path, [Seg::Key("services"), Seg::Key(_)]);
         if !service && !is_extension(map.path) {
@@ -87,6 +89,25 @@ fn build_args(map: &Map<'_, '_>, out: &mut Out<'_>) {
         if names_an_image(key) && pinnable(image) {
             let prefix = format!("{key}=");
             out.inline(&value, &prefix);
+        }
+    }
+}
+
+/// The names a service's build tags its image with (`build: {tags: [app-dev:latest]}`): what
+/// the build makes, `local`, and so is every other use of them in the file (a service that
+/// runs it with `pull_policy: never`, say).
+fn build_tags(map: &Map<'_, '_>, out: &mut Out<'_>) {
+    let Some(tags) = map.get("tags") else {
+        return;
+    };
+    for item in map.doc.items(tags) {
+        let Some(value) = map.doc.scalar(&item) else {
+            continue;
+        };
+        if let Some(candidate) = out.inline(&value, "")
+            && candidate.found.status != Status::Templated
+        {
+            candidate.found.status = Status::Local;
         }
     }
 }

@@ -215,6 +215,31 @@ fn images_never_pulled_are_local() {
     );
 }
 
+/// A compose build's `tags` name what it makes: `local`, and so is every other use of them
+/// (a service that runs the build without building it).
+#[test]
+fn a_compose_build_s_tags_are_local_wherever_used() {
+    let compose = "services:\n  builder:\n    build:\n      context: .\n      tags: [\"content-publishing-dev:latest\"]\n  api:\n    image: content-publishing-dev:latest\n  db:\n    image: postgres:16\n";
+    assert_eq!(
+        shapes(FileKind::Compose, compose),
+        vec![
+            (
+                5,
+                15,
+                Status::Local,
+                "content-publishing-dev:latest".to_owned()
+            ),
+            (
+                7,
+                12,
+                Status::Local,
+                "content-publishing-dev:latest".to_owned()
+            ),
+            (9, 12, Status::Floating, "postgres:16".to_owned()),
+        ]
+    );
+}
+
 /// release-please's generic updater rewrites the version on a line marked
 /// `x-release-please-version` (and inside `x-release-please-start-…`/`-end` blocks): a digest
 /// beside it would pull the previous release's image. Such references are `ignored`, with the
