@@ -121,11 +121,11 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
 /// Whether `used` names the image a build tagged `built`: as written, or with the `:latest` a
 /// name without a tag means, or with the `localhost/` podman gives a name without a registry.
 fn same_local_name(built: &str, used: &str) -> bool {
-    let plain = |name: &'_ str| -> String {
+    fn plain(name: &str) -> &str {
         let name = name.strip_prefix("localhost/").unwrap_or(name);
-        name.strip_suffix(":latest").unwrap_or(name).to_owned()
-    };
-    built == used || plain(built) == plain(used)
+        name.strip_suffix(":latest").unwrap_or(name)
+    }
+    plain(built) == plain(used)
 }
 
 /// Built once: every command line of every script is searched for it.

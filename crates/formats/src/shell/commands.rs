@@ -495,7 +495,7 @@ fn notes_a_build(sink: &mut Sink<'_>, command: &Words<'_>, program: &str, start:
         _ => return false,
     };
     if let Some(name) = name {
-        sink.built.push(name.trim_matches(['"', '\'']).to_owned());
+        note_name(sink, name);
     }
     true
 }
@@ -508,7 +508,7 @@ fn note_last_word(sink: &mut Sink<'_>, command: &Words<'_>, index: usize) {
         .next_back()
         .filter(|word| !word.starts_with('-'));
     if let Some(name) = last {
-        sink.built.push(name.trim_matches(['"', '\'']).to_owned());
+        note_name(sink, name);
     }
 }
 
@@ -526,11 +526,16 @@ fn note_built(sink: &mut Sink<'_>, command: &Words<'_>, mut index: usize) {
                     .filter(|name| !name.is_empty() && !word.starts_with("--"))
             }),
         };
-        if let Some(name) = name.map(|name| name.trim_matches(['"', '\''])) {
-            sink.built.push(name.to_owned());
+        if let Some(name) = name {
+            note_name(sink, name);
         }
         index += 1;
     }
+}
+
+/// Notes `name` (a shell word, quotes taken off) as an image the script makes.
+fn note_name(sink: &mut Sink<'_>, name: &str) {
+    sink.built.push(name.trim_matches(['"', '\'']).to_owned());
 }
 
 /// How many words the option `word` takes up (itself, and its value when that is the next
