@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use tagpin_formats::Status;
+use tagpin_formats::{FileKind, Status};
 use tagpin_reference::ImageReference;
 
 use crate::commands::ScannedFile;
@@ -20,39 +20,36 @@ pub fn mark_built(files: &mut [ScannedFile]) {
         .iter()
         .filter(|file| is_dev_loop_config(&file.path))
         .flat_map(|file| &file.findings)
-        .filter(|finding| finding.status == Status::Local)
-        .filter_map(|finding| name_of(&finding.text))
+        .filter(|finding| finding.kind == FileKind::Yaml && finding.status == Status::Local)
+        .filter_map(|finding| finding.reference.as_ref().map(name_of))
         .collect();
     if built.is_empty() {
         return;
     }
     for finding in files.iter_mut().flat_map(|file| &mut file.findings) {
         if matches!(finding.status, Status::Floating | Status::Pinned)
-            && name_of(&finding.text).is_some_and(|name| built.contains(&name))
+            && finding
+                .reference
+                .as_ref()
+                .is_some_and(|reference| built.contains(&name_of(reference)))
         {
             finding.status = Status::Local;
         }
     }
 }
 
-/// The registry and repository `text` names, normalised (`auth` is `docker.io`,
-/// `library/auth`), when it is a reference.
-fn name_of(text: &str) -> Option<(String, String)> {
-    let reference = ImageReference::parse(text).ok()?;
-    Some((
+/// The registry and repository `reference` names, normalised (`auth` is `docker.io`,
+/// `library/auth`): an image whatever its tag.
+fn name_of(reference: &ImageReference) -> (String, String) {
+    (
         reference.registry().to_owned(),
         reference.repository().to_owned(),
-    ))
+    )
 }
 
-/// Whether the file at `path` is a Skaffold or `DevSpace` config by its name (`skaffold.yaml`,
-/// `skaffold-dev.yml`, `devspace.yaml`).
+/// Whether the file at `path` is named as a Skaffold or `DevSpace` config (`skaffold.yaml`,
+/// `skaffold-dev.yml`, `devspace.yaml`); its findings' kind says it is YAML.
 fn is_dev_loop_config(path: &std::path::Path) -> bool {
-    let Some((_, name)) = tagpin_formats::parent_and_name(path) else {
-        return false;
-    };
-    let yaml = [".yaml", ".yml"].iter().any(|ext| {
-        name.len() > ext.len() && name[name.len() - ext.len()..].eq_ignore_ascii_case(ext)
-    });
-    yaml && (name.starts_with("skaffold") || name.starts_with("devspace"))
+    tagpin_formats::parent_and_name(path)
+        .is_some_and(|(_, name)| name.starts_with("skaffold") || name.starts_with("devspace"))
 }
