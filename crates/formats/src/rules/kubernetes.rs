@@ -286,7 +286,7 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
         {
             continue;
         }
-        let managed = out.managed;
+        let managed = out.managed();
         let Some(candidate) = out.inline(&scalar, "") else {
             continue;
         };

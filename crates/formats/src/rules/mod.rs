@@ -22,6 +22,7 @@ pub(crate) mod walk;
 mod woodpecker;
 mod workflow;
 
+use std::cell::OnceCell;
 use std::ops::Range;
 use std::path::Path;
 
@@ -149,9 +150,8 @@ pub(crate) const KEEL_MANAGED: &str = "managed by Keel (`keel.sh/policy` on the 
      Keel moves this image to new tags, which a digest would stop";
 
 /// The annotation with which `OpenShift` sets a workload's containers to the image an image
-/// stream tag points at, and the trigger of a `DeploymentConfig` that does the same.
+/// stream tag points at (a `DeploymentConfig`'s `ImageChange` trigger does the same).
 const OPENSHIFT_TRIGGERS: &str = "image.openshift.io/triggers";
-const IMAGE_CHANGE: &str = "ImageChange";
 
 /// Why an image of a workload `OpenShift`'s image triggers set is not written.
 pub(crate) const OPENSHIFT_TRIGGERED: &str = "set by OpenShift from an image stream (an \
@@ -169,13 +169,37 @@ pub(crate) struct Out<'s> {
     /// The document is one whose image keys name no image to pull (see
     /// [`kubernetes::names_no_images`]).
     pub(crate) no_images: bool,
-    /// The document is a workload a controller moves to new images (Keel's `keel.sh/policy`,
-    /// `OpenShift`'s image triggers): why its images are not written.
-    pub(crate) managed: Option<&'static str>,
+    /// Whether the document is a workload a controller moves to new images, read only when
+    /// it has an image to report (see [`Out::managed`]).
+    controllers: Controllers<'s>,
     candidates: Vec<Candidate>,
 }
 
+/// What [`Out::managed`] reads: the document, and what it found once asked.
+struct Controllers<'s> {
+    doc: Doc<'s>,
+    root: NodeId,
+    managed: OnceCell<Option<&'static str>>,
+}
+
 impl Out<'_> {
+    /// Why the document's images are not written, when it is a workload a controller moves to
+    /// new images (Keel's `keel.sh/policy`, `OpenShift`'s image triggers).
+    pub(crate) fn managed(&self) -> Option<&'static str> {
+        let Controllers { doc, root, managed } = &self.controllers;
+        *managed.get_or_init(|| {
+            if chart_values::has_metadata_key(*doc, *root, KEEL_POLICY) {
+                Some(KEEL_MANAGED)
+            } else if chart_values::has_metadata_key(*doc, *root, OPENSHIFT_TRIGGERS)
+                || chart_values::has_image_change_trigger(*doc, *root)
+            {
+                Some(OPENSHIFT_TRIGGERED)
+            } else {
+                None
+            }
+        })
+    }
+
     /// Whether a span overlaps a masked Helm action.
     pub(crate) fn masked(&self, span: Range<usize>) -> bool {
         self.text.get(span.clone()) != self.structure.get(span)
@@ -326,10 +350,6 @@ pub(crate) fn apply_with<'t>(
     };
     let doc = Doc { tree, structure };
     let aliased = walk::aliased(tree);
-    // Read per document only in a file that names Keel's policy or OpenShift's triggers at all.
-    let names = |word: &str| memchr::memmem::find(sink.text.as_bytes(), word.as_bytes()).is_some();
-    let names_keel = names(KEEL_POLICY);
-    let names_triggers = names(OPENSHIFT_TRIGGERS) || names(IMAGE_CHANGE);
     for (index, root) in tree.documents.iter().enumerate() {
         let Some(root) = root else { continue };
         let document = chart_values::read_root(doc, *root);
@@ -340,15 +360,10 @@ pub(crate) fn apply_with<'t>(
                 structure,
                 chart_values: document.chart_values,
                 no_images: kubernetes::names_no_images(document.api, document.kind),
-                managed: if names_keel && chart_values::has_metadata_key(doc, *root, KEEL_POLICY) {
-                    Some(KEEL_MANAGED)
-                } else if names_triggers
-                    && (chart_values::has_metadata_key(doc, *root, OPENSHIFT_TRIGGERS)
-                        || chart_values::has_image_change_trigger(doc, *root))
-                {
-                    Some(OPENSHIFT_TRIGGERED)
-                } else {
-                    None
+                controllers: Controllers {
+                    doc,
+                    root: *root,
+                    managed: OnceCell::new(),
                 },
                 candidates: Vec::new(),
             },
