@@ -2365,3 +2365,63 @@ fn a_name_and_tag_map_with_an_empty_repository_is_pinned() {
         );
     }
 }
+
+/// A vendored subchart's image default that the parent's values set a part of (a mirror's
+/// repository, another tag) is not what the parent deploys: reported with the parent's keys
+/// and not written. A parent that sets only the pull policy leaves the default writable.
+#[test]
+fn a_subchart_default_the_parent_overrides_is_not_written() {
+    let statefulset = "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\nspec:\n  template:\n    spec:\n      containers:\n        - name: db\n          image: \"{{ .Values.image.registry }}/{{ .Values.image.repository }}:{{ .Values.image.tag }}\"\n";
+    let sub_values = "image:\n  registry: docker.io\n  repository: library/redis\n  tag: \"7.2.3\"\n";
+    for (parent_values, overridden) in [
+        (
+            "redis:\n  image:\n    registry: quay.io\n    repository: opstree/redis\n",
+            Some("`redis.image.registry`, `redis.image.repository`"),
+        ),
+        ("cache:\n  image:\n    tag: 7.2.4\n", Some("`cache.image.tag`")),
+        ("redis:\n  image:\n    pullPolicy: Always\n", None),
+    ] {
+        let context = TestContext::new();
+        let chart_yaml = "apiVersion: v2\nname: umbrella\nversion: 0.1.0\ndependencies:\n  - name: redis\n    version: 0.1.0\n";
+        // The second case depends on the subchart under an alias.
+        let chart_yaml = if parent_values.starts_with("cache") {
+            format!("{chart_yaml}    alias: cache\n")
+        } else {
+            chart_yaml.to_owned()
+        };
+        context.write_all(
+            &[
+                ("Chart.yaml", &chart_yaml),
+                ("values.yaml", parent_values),
+                (
+                    "charts/redis/Chart.yaml",
+                    "apiVersion: v2\nname: redis\nversion: 0.1.0\n",
+                ),
+                ("charts/redis/values.yaml", sub_values),
+                ("charts/redis/templates/statefulset.yaml", statefulset),
+            ],
+            false,
+        );
+        for helm in [false, true] {
+            let doc = scan_json(&context, helm);
+            let row = doc["references"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|row| row["path"] == "charts/redis/values.yaml")
+                .unwrap_or_else(|| panic!("no row for the subchart's default: {doc}"));
+            assert_eq!(row["status"], "floating", "{row}");
+            let reason = row["unwritable"].as_str();
+            match overridden {
+                Some(keys) => {
+                    let reason = reason.unwrap_or_else(|| panic!("helm {helm}: {row}"));
+                    assert!(
+                        reason.contains(&format!("the parent chart `umbrella` sets {keys}")),
+                        "helm {helm}: {reason}"
+                    );
+                }
+                None => assert!(reason.is_none(), "helm {helm}: {row}"),
+            }
+        }
+    }
+}

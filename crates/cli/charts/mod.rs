@@ -13,6 +13,7 @@ mod decide;
 mod dependencies;
 mod embedded;
 mod helm;
+mod parents;
 mod renderer;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -193,11 +194,34 @@ fn learn_file(
     {
         return None;
     }
-    match source.and_then(|source| learn_chart(file, &chart, &source, readers.helm, prove)) {
+    let overridden = match &source {
+        Ok(source) if own_values => parents::overridden(&chart, &source.images),
+        _ => Vec::new(),
+    };
+    let learnt = match source
+        .and_then(|source| learn_chart(file, &chart, &source, readers.helm, prove))
+    {
         Ok(values) => Some(values),
         Err(reason) => {
             unproven(file, &reason);
             None
+        }
+    };
+    leave_overridden(&mut file.findings, overridden);
+    learnt
+}
+
+/// Leaves unwritten the findings of a subchart's defaults that a parent chart overrides (see
+/// [`parents::overridden`]), with the reason.
+fn leave_overridden(findings: &mut [Finding], overridden: Vec<(std::ops::Range<usize>, String)>) {
+    for (span, reason) in overridden {
+        let writable = findings
+            .iter_mut()
+            .filter(|f| f.span == span && !matches!(f.site, EditSite::Unsupported { .. }));
+        for finding in writable {
+            finding.site = EditSite::Unsupported {
+                reason: reason.clone(),
+            };
         }
     }
 }
