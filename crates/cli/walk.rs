@@ -175,14 +175,15 @@ fn walk_root(
 }
 
 /// Directories whose files are the data of a test (`testdata`, Go's convention; `__fixtures__`
-/// and `__snapshots__`, JavaScript's; `.kyverno-test`, a Kyverno policy's test resources):
+/// and `__snapshots__`, JavaScript's; `.kyverno-test` and `.chainsaw-test`, a Kyverno policy's
+/// test resources for the Kyverno CLI and for Chainsaw):
 /// a test compares them or what they give to what it expects, and a policy's test pods hold
 /// the very tags its policy must refuse, so a digest written there breaks the test. They are
 /// not walked; named as a PATH, such a directory is read.
 fn holds_test_data(name: &std::ffi::OsStr) -> bool {
     matches!(
         name.to_str(),
-        Some("testdata" | "__fixtures__" | "__snapshots__" | ".kyverno-test")
+        Some("testdata" | "__fixtures__" | "__snapshots__" | ".kyverno-test" | ".chainsaw-test")
     )
 }
 
@@ -385,6 +386,7 @@ mod tests {
             "build/out.yaml",
             "pkg/testdata/deploy.yaml",
             "policy/.kyverno-test/resource.yaml",
+            "policy/.chainsaw-test/bad-pod.yaml",
         ]);
         std::fs::write(dir.path().join(".gitignore"), "build/\n").unwrap();
         let (files, errors) = collect(&[dir.path().to_owned()], &PathFilter::default());

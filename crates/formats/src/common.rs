@@ -46,10 +46,18 @@ pub(crate) fn is_local_registry(registry: &str) -> bool {
 
 /// Whether `tag` holds a placeholder that a script fills in before the file is used: a word of
 /// capitals joined by `_` (`golang:GO_VERSION`, `node:NODE_VERSION-alpine` in a
-/// `Dockerfile.in` that `sed` completes). Registries' tags are not written so; such a
-/// reference cannot be resolved, as one with `${GO_VERSION}` cannot.
+/// `Dockerfile.in` that `sed` completes), a word between double underscores (`app:__TAG__`,
+/// token replacement in release pipelines), or the bare words `TAG` and `VERSION`
+/// (`example.com/app:TAG`). Registries' tags are not written so; such a reference cannot be
+/// resolved, as one with `${GO_VERSION}` cannot.
 fn names_a_placeholder(tag: &str) -> bool {
+    if matches!(tag, "TAG" | "VERSION") {
+        return true;
+    }
     tag.split(['-', '.', '+']).any(|word| {
+        if word.len() > 4 && word.starts_with("__") && word.ends_with("__") {
+            return true;
+        }
         let mut parts = word.split('_');
         let capital = |part: &str| {
             part.as_bytes().first().is_some_and(u8::is_ascii_uppercase)
@@ -487,6 +495,15 @@ mod tests {
             ("_LEADING", false),
             ("TRAILING_", false),
             ("Go_Version", false),
+            ("__TAG__", true),
+            ("__image_tag__", true),
+            ("1.2-__BUILD__", true),
+            ("TAG", true),
+            ("VERSION", true),
+            ("____", false),
+            ("__", false),
+            ("TAGS", false),
+            ("v__1", false),
         ] {
             assert_eq!(names_a_placeholder(tag), placeholder, "{tag}");
         }
