@@ -29,6 +29,7 @@ use std::sync::LazyLock;
 
 use super::walk::Words;
 use super::{Map, Out, Rules, Seg, helm_values};
+use crate::common::Found;
 use crate::{Status, Warning};
 
 /// The rules for the `yaml` and `helm-template` kinds: Kubernetes objects and Helm values.
@@ -263,6 +264,9 @@ fn names_a_part(map: &Map<'_, '_>, out: &Out<'_>) -> bool {
             .is_none_or(|image| !image.contains(['/', ':']))
 }
 
+/// The image of a gateway's container that Istio's injector fills in (`image: auto`).
+const ISTIO_INJECTED: &str = "auto";
+
 fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
     if names_a_part(map, out) {
         return;
@@ -284,6 +288,15 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
         let written = out.text.get(scalar.span.clone()).unwrap_or_default();
         if names_a_base(entry.key, written) || names_a_file(written) || is_codebuild_image(written)
         {
+            continue;
+        }
+        if in_container_list && written == ISTIO_INJECTED {
+            // Istio's gateway injection: the injector replaces the literal `auto` with the
+            // proxy's image when the pod is created; no registry holds an image named so.
+            out.push(
+                Found::templated(scalar.span.clone(), written),
+                Some(scalar.at.clone()),
+            );
             continue;
         }
         let managed = out.managed();

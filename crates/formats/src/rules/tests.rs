@@ -215,6 +215,21 @@ fn images_never_pulled_are_local() {
     );
 }
 
+/// Istio's gateway injection fills in a container's `image: auto`: `templated`, never pinned
+/// as Docker Hub's `auto:latest`; `auto` elsewhere than a container's image stays a value.
+#[test]
+fn istio_s_injected_image_is_templated() {
+    let gateway = "spec:\n  template:\n    metadata:\n      annotations:\n        inject.istio.io/templates: gateway\n    spec:\n      containers:\n        - name: istio-proxy\n          image: auto\n        - name: app\n          image: \"auto:1.0\"\n";
+    assert_eq!(
+        shapes(FileKind::Yaml, gateway),
+        vec![
+            (9, 18, Status::Templated, "auto".to_owned()),
+            (11, 19, Status::Floating, "auto:1.0".to_owned()),
+        ]
+    );
+    assert!(pinned(FileKind::Yaml, gateway).contains("image: auto\n"));
+}
+
 /// A compose build's `tags` name what it makes: `local`, and so is every other use of them
 /// (a service that runs the build without building it).
 #[test]
