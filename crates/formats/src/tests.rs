@@ -414,6 +414,24 @@ fn compose_and_workflow_table() {
         matches!(&findings[0].site, EditSite::Unsupported { reason } if reason.starts_with("the job uses `matrix.image` elsewhere")),
         "{findings:?}"
     );
+    // Read by the job's name (its check's name): reported, not written; a step's name is
+    // another use as before, and a job that names no matrix value is written.
+    for (job_name, unwritable) in [
+        ("test on ${{ matrix.image }}", true),
+        ("test (${{matrix.image}})", true),
+        ("test on ${{ matrix.image_arch }}", false),
+        ("test", false),
+    ] {
+        let text = format!(
+            "jobs:\n  t:\n    name: {job_name}\n    strategy:\n      matrix:\n        image: [debian:12]\n    container: ${{{{ matrix.image }}}}\n"
+        );
+        let findings = scan(Path::new("t"), FileKind::Workflow, &text).unwrap();
+        let unsupported = matches!(
+            &findings[0].site,
+            EditSite::Unsupported { reason } if reason.starts_with("the job's name reads `matrix.image`")
+        );
+        assert_eq!(unsupported, unwritable, "{job_name}: {findings:?}");
+    }
     // With no tag, another input may complete it: reported, not written.
     let findings = scan(
         Path::new("t"),

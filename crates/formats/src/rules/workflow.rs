@@ -147,7 +147,13 @@ fn matrix_images(map: &Map<'_, '_>, out: &mut Out<'_>) {
         .get(job.start as usize..job.end as usize)
         .unwrap_or_default();
     for name in names {
-        let other_use = other_matrix_use(job_text, name, names_used_as_images(&images, name));
+        // The job's own name is its check's name, which branch protection requires by name:
+        // a digest there would rename the check at every refresh.
+        let in_job_name = map
+            .scalar("name")
+            .is_some_and(|job_name| reads_matrix_value(job_name.value, name));
+        let other_use = in_job_name
+            || other_matrix_use(job_text, name, names_used_as_images(&images, name));
         let mut values: Vec<ScalarAt<'_>> = Vec::new();
         for row in &rows {
             if row.key == name {
@@ -175,10 +181,17 @@ fn matrix_images(map: &Map<'_, '_>, out: &mut Out<'_>) {
             };
             if other_use && !matches!(candidate.found.site, EditSite::Unsupported { .. }) {
                 candidate.found.site = EditSite::Unsupported {
-                    reason: format!(
-                        "the job uses `matrix.{name}` elsewhere than as its image (a condition, \
-                         a step): a digest would change the value there too"
-                    ),
+                    reason: if in_job_name {
+                        format!(
+                            "the job's name reads `matrix.{name}`: a digest would rename its \
+                             check at every refresh, and a required check would no longer match"
+                        )
+                    } else {
+                        format!(
+                            "the job uses `matrix.{name}` elsewhere than as its image (a \
+                             condition, a step): a digest would change the value there too"
+                        )
+                    },
                 };
             }
         }
@@ -205,20 +218,28 @@ fn names_used_as_images(images: &[ScalarAt<'_>], name: &str) -> usize {
 }
 
 /// Whether `job` (the job's source) reads `matrix.NAME` more often than as its `as_images`
-/// images, outside the job's `name:` lines.
+/// images, outside its `name:` lines (the job's own is checked apart).
 fn other_matrix_use(job: &str, name: &str, as_images: usize) -> bool {
-    let needle = format!("matrix.{name}");
     let uses = job
         .lines()
         .filter(|line| !line.trim_start().starts_with("name:"))
-        .map(|line| {
-            line.match_indices(&needle)
-                .filter(|(at, _)| {
-                    let after = line[at + needle.len()..].bytes().next();
-                    !after.is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
-                })
-                .count()
-        })
+        .map(|line| matrix_reads(line, name))
         .sum::<usize>();
     uses > as_images
+}
+
+/// Whether `text` reads `matrix.NAME`.
+fn reads_matrix_value(text: &str, name: &str) -> bool {
+    matrix_reads(text, name) > 0
+}
+
+/// How many times `text` reads `matrix.NAME` (not `matrix.NAME_2`).
+fn matrix_reads(text: &str, name: &str) -> usize {
+    let needle = format!("matrix.{name}");
+    text.match_indices(&needle)
+        .filter(|(at, _)| {
+            let after = text[at + needle.len()..].bytes().next();
+            !after.is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+        })
+        .count()
 }
