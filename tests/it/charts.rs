@@ -2372,13 +2372,17 @@ fn a_name_and_tag_map_with_an_empty_repository_is_pinned() {
 #[test]
 fn a_subchart_default_the_parent_overrides_is_not_written() {
     let statefulset = "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\nspec:\n  template:\n    spec:\n      containers:\n        - name: db\n          image: \"{{ .Values.image.registry }}/{{ .Values.image.repository }}:{{ .Values.image.tag }}\"\n";
-    let sub_values = "image:\n  registry: docker.io\n  repository: library/redis\n  tag: \"7.2.3\"\n";
+    let sub_values =
+        "image:\n  registry: docker.io\n  repository: library/redis\n  tag: \"7.2.3\"\n";
     for (parent_values, overridden) in [
         (
             "redis:\n  image:\n    registry: quay.io\n    repository: opstree/redis\n",
             Some("`redis.image.registry`, `redis.image.repository`"),
         ),
-        ("cache:\n  image:\n    tag: 7.2.4\n", Some("`cache.image.tag`")),
+        (
+            "cache:\n  image:\n    tag: 7.2.4\n",
+            Some("`cache.image.tag`"),
+        ),
         ("redis:\n  image:\n    pullPolicy: Always\n", None),
     ] {
         let context = TestContext::new();

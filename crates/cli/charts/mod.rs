@@ -198,15 +198,14 @@ fn learn_file(
         Ok(source) if own_values => parents::overridden(&chart, &source.images),
         _ => Vec::new(),
     };
-    let learnt = match source
-        .and_then(|source| learn_chart(file, &chart, &source, readers.helm, prove))
-    {
-        Ok(values) => Some(values),
-        Err(reason) => {
-            unproven(file, &reason);
-            None
-        }
-    };
+    let learnt =
+        match source.and_then(|source| learn_chart(file, &chart, &source, readers.helm, prove)) {
+            Ok(values) => Some(values),
+            Err(reason) => {
+                unproven(file, &reason);
+                None
+            }
+        };
     leave_overridden(&mut file.findings, overridden);
     learnt
 }

@@ -91,7 +91,10 @@ fn parent_chart(chart: &Path) -> Option<std::path::PathBuf> {
         return None;
     }
     let parent = charts.parent()?;
-    parent.join("Chart.yaml").is_file().then(|| parent.to_owned())
+    parent
+        .join("Chart.yaml")
+        .is_file()
+        .then(|| parent.to_owned())
 }
 
 /// The keys of the parent's values (whose `Chart.yaml` is `parent_meta`) that hold the values
@@ -183,11 +186,7 @@ mod tests {
             (&["off", "image"][..], None),
             (&["none", "image"][..], None),
         ] {
-            assert_eq!(
-                sets_a_part(&values, keys).as_deref(),
-                expected,
-                "{keys:?}"
-            );
+            assert_eq!(sets_a_part(&values, keys).as_deref(), expected, "{keys:?}");
         }
     }
 }

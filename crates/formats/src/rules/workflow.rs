@@ -152,8 +152,8 @@ fn matrix_images(map: &Map<'_, '_>, out: &mut Out<'_>) {
         let in_job_name = map
             .scalar("name")
             .is_some_and(|job_name| reads_matrix_value(job_name.value, name));
-        let other_use = in_job_name
-            || other_matrix_use(job_text, name, names_used_as_images(&images, name));
+        let other_use =
+            in_job_name || other_matrix_use(job_text, name, names_used_as_images(&images, name));
         let mut values: Vec<ScalarAt<'_>> = Vec::new();
         for row in &rows {
             if row.key == name {
