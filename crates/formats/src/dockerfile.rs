@@ -16,6 +16,8 @@
 
 mod args;
 
+use std::ops::Range;
+
 use crate::Status;
 use crate::common::{Found, IGNORE_MARK, Sink};
 
@@ -41,7 +43,8 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
     // Every instruction's words in one list (an instruction holds its range): a list per
     // instruction grew a few times for each.
     let mut words: Vec<Word<'_>> = Vec::new();
-    let mut ranges: Vec<(std::ops::Range<usize>, bool)> = Vec::new();
+    // Per instruction: its words, whether it is ignored, and its heredoc bodies' bytes.
+    let mut ranges: Vec<(Range<usize>, bool, Range<usize>)> = Vec::new();
     let mut heredocs: Vec<(String, bool)> = Vec::new();
 
     while pos < len {
@@ -78,6 +81,9 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
             };
             if candidate == delimiter.as_str() {
                 heredocs.remove(0);
+            }
+            if let Some((_, _, body)) = ranges.last_mut() {
+                body.end = next;
             }
             pos = next;
             continue;
@@ -121,14 +127,18 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
         }
         let ignore = std::mem::take(&mut previous_comment_ignores);
         collect_heredocs(&words[first_word..], &mut heredocs);
-        ranges.push((first_word..words.len(), ignore));
+        ranges.push((first_word..words.len(), ignore, next_pos..next_pos));
         pos = next_pos;
     }
     let instructions: Vec<Instruction<'_, '_>> = ranges
         .into_iter()
-        .map(|(range, ignore)| Instruction {
+        .map(|(range, ignore, body)| Instruction {
             words: &words[range],
             ignore,
+            body: Word {
+                text: &text[body.clone()],
+                at: body.start,
+            },
         })
         .collect();
     let mut args = args::Args::new(text, &instructions);
@@ -143,6 +153,8 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
 struct Instruction<'w, 'a> {
     words: &'w [Word<'a>],
     ignore: bool,
+    /// The lines of its heredoc bodies (`RUN <<EOF … EOF`), empty when it has none.
+    body: Word<'a>,
 }
 
 /// The line starting at `pos` without its line ending, and the offset of the next line.
@@ -226,21 +238,26 @@ fn instruction<'a>(
         }
         report(sink, stages, value, at, ignore);
     };
-    if first.text.eq_ignore_ascii_case("arg") {
+    let keyword = first.text;
+    // Flags come first: `COPY --from=…` and `RUN --mount=…` are read among them only.
+    let flags = args.iter().take_while(|w| w.text.starts_with("--")).count();
+    if keyword.eq_ignore_ascii_case("arg") {
         scope.declare(args, ignore);
-    } else if first.text.eq_ignore_ascii_case("from") {
-        let mut rest = args.iter().skip_while(|w| w.text.starts_with("--"));
+    } else if keyword.eq_ignore_ascii_case("from") {
+        let mut rest = args[flags..].iter();
         let Some(from) = rest.next() else {
             return;
         };
         let pushed = sink.len();
         // `FROM` sees the global ARGs only; the stage it opens starts with none.
         scope.enter_from();
+        for word in args.iter().filter(|w| w.at != from.at) {
+            scope.value_use(keyword, word.text, word.at);
+        }
         image(sink, scope, stages, from.text, from.at);
         scope.enter_stage();
-        let platform = args
+        let platform = args[..flags]
             .iter()
-            .take_while(|w| w.text.starts_with("--"))
             .find_map(|w| w.text.strip_prefix("--platform="))
             .map(|value| value.trim_matches(|c| c == '"' || c == '\''))
             .filter(|value| !value.is_empty() && !value.contains('$'));
@@ -254,26 +271,38 @@ fn instruction<'a>(
         {
             stages.push(name.text.to_ascii_lowercase());
         }
-    } else if first.text.eq_ignore_ascii_case("copy") {
-        for word in args.iter().take_while(|w| w.text.starts_with("--")) {
-            if let Some(value) = word.text.strip_prefix("--from=") {
-                image(sink, scope, stages, value, word.at + "--from=".len());
+    } else if keyword.eq_ignore_ascii_case("copy") {
+        for (index, word) in args.iter().enumerate() {
+            match word.text.strip_prefix("--from=") {
+                Some(value) if index < flags => {
+                    image(sink, scope, stages, value, word.at + "--from=".len());
+                }
+                _ => scope.value_use(keyword, word.text, word.at),
             }
         }
-    } else if first.text.eq_ignore_ascii_case("run") {
-        for word in args.iter().take_while(|w| w.text.starts_with("--")) {
-            let Some(options) = word.text.strip_prefix("--mount=") else {
+    } else if keyword.eq_ignore_ascii_case("run") {
+        for (index, word) in args.iter().enumerate() {
+            let Some(options) = word.text.strip_prefix("--mount=").filter(|_| index < flags) else {
+                scope.value_use(keyword, word.text, word.at);
                 continue;
             };
             let mut offset = word.at + "--mount=".len();
             for option in options.split(',') {
                 if let Some(value) = option.strip_prefix("from=") {
                     image(sink, scope, stages, value, offset + "from=".len());
+                } else {
+                    scope.value_use(keyword, option, offset);
                 }
                 offset += option.len() + 1;
             }
         }
+    } else {
+        for word in args {
+            scope.value_use(keyword, word.text, word.at);
+        }
     }
+    // What a heredoc holds reaches the command or the file it feeds.
+    scope.value_use(keyword, instruction.body.text, instruction.body.at);
 }
 
 fn collect_heredocs(words: &[Word<'_>], heredocs: &mut Vec<(String, bool)>) {

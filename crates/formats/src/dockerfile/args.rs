@@ -12,7 +12,13 @@
 //! What is written:
 //!
 //! - an ARG whose every image use is the whole word (`FROM ${BASE}`) is reported once, at its
-//!   default in the ARG line, and pinned there like any other reference;
+//!   default in the ARG line, and pinned there like any other reference, unless the value is
+//!   also expanded outside image positions where that declaration is in scope (a stage's
+//!   `ARG BASE` followed by `LABEL …base.name="${BASE}"`, `RUN`, `ENV`, a heredoc body or
+//!   another ARG's default, in a stage or among the global ARGs): then it is reported and not
+//!   written, the reason naming that use and its line. Other `FROM`, `COPY --from=` and
+//!   `RUN --mount=…,from=` uses get the digest too and do not count; `${BASE}` in a stage that
+//!   did not re-declare `BASE` expands to nothing and does not count either;
 //! - an ARG that is the end of a reference (`busybox:${TAG}`, `${REPO}:${TAG}`) is reported at
 //!   the image position, with the defaults joined; the digest is appended to that ARG's
 //!   default only when it is the reference's one ARG and that reference is its one use in the
@@ -53,6 +59,16 @@ struct Use<'a> {
     local: bool,
 }
 
+/// An expansion of a declaration outside an image position (`LABEL base=${BASE}`,
+/// `RUN echo $BASE`, `ARG OTHER=${BASE}`): the default's text reaches something that is not
+/// an image reference.
+struct OtherUse<'a> {
+    def: usize,
+    /// The instruction, as written (`LABEL`, `run`).
+    keyword: &'a str,
+    at: usize,
+}
+
 /// How an image position's word is made of ARGs.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Shape {
@@ -72,6 +88,7 @@ pub(super) struct Args<'a> {
     text: &'a str,
     defs: Vec<Def<'a>>,
     uses: Vec<Use<'a>>,
+    others: Vec<OtherUse<'a>>,
     global: Scope<'a>,
     stage: Scope<'a>,
     /// Reading a `FROM` line: the global scope applies.
@@ -161,6 +178,7 @@ impl<'a> Args<'a> {
             text,
             defs: Vec::new(),
             uses: Vec::new(),
+            others: Vec::new(),
             global: HashMap::new(),
             stage: HashMap::new(),
             in_from: false,
@@ -192,6 +210,9 @@ impl<'a> Args<'a> {
                     (word.text, inherited, false)
                 }
                 Some((name, raw)) => {
+                    // Another ARG's default takes this one's value (before this word declares
+                    // anything: `ARG BASE=${BASE}` means the earlier one).
+                    self.value_use("ARG", raw, word.at + name.len() + 1);
                     let mut value = raw;
                     let mut at = word.at + name.len() + 1;
                     let mut stop = false;
@@ -230,6 +251,37 @@ impl<'a> Args<'a> {
             scope.insert(name, meaning);
             if stop {
                 break;
+            }
+        }
+    }
+
+    /// Records the expansions in `text` (at byte `at`, in instruction `keyword`), outside any
+    /// image position, of declarations the current scope sees: `$NAME`, `${NAME}` and
+    /// `${NAME…}` (`${NAME:-x}`). A name the scope does not hold expands to nothing (a global
+    /// ARG not re-declared in the stage) and is no use; ENV and shell quoting are not looked
+    /// at, so a use may be counted that a build would not make, never the other way round.
+    pub(super) fn value_use(&mut self, keyword: &'a str, text: &str, at: usize) {
+        if self.defs.is_empty() || !text.contains('$') {
+            return;
+        }
+        let scope = if self.in_from || !self.in_stage {
+            &self.global
+        } else {
+            &self.stage
+        };
+        for (dollar, _) in text.match_indices('$') {
+            let after = &text[dollar + 1..];
+            let after = after.strip_prefix('{').unwrap_or(after);
+            let end = after
+                .bytes()
+                .position(|b| !is_name_byte(b))
+                .unwrap_or(after.len());
+            if let Some(&Some(def)) = scope.get(&after[..end]) {
+                self.others.push(OtherUse {
+                    def,
+                    keyword,
+                    at: at + dollar,
+                });
             }
         }
     }
@@ -307,6 +359,11 @@ impl<'a> Args<'a> {
                 if ignore {
                     found.status = Status::Ignored;
                 }
+                if found.reference.is_some()
+                    && let Some(reason) = self.used_elsewhere(sink, index)
+                {
+                    found.site = EditSite::Unsupported { reason };
+                }
                 sink.push(found);
                 for u in uses {
                     handled[u] = true;
@@ -337,6 +394,29 @@ impl<'a> Args<'a> {
             }
             sink.push(found);
         }
+    }
+
+    /// Why declaration `index`, a whole reference, is not written: its value is also expanded
+    /// outside image positions (a `LABEL`, a `RUN`, another ARG's default), where the digest
+    /// would change it. `None` when every use is an image position.
+    fn used_elsewhere(&self, sink: &mut Sink<'_>, index: usize) -> Option<String> {
+        let mut others = self.others.iter().filter(|other| other.def == index);
+        let first = others.next()?;
+        let more = others.count();
+        let def = &self.defs[index];
+        let (line, _) = sink.position(def.span.start);
+        let (use_line, _) = sink.position(first.at);
+        let keyword = first.keyword.to_ascii_uppercase();
+        let more = match more {
+            0 => String::new(),
+            1 => " and 1 other place".to_owned(),
+            n => format!(" and {n} other places"),
+        };
+        Some(format!(
+            "ARG {name} (line {line}) is also used outside image references ({keyword} on line \
+             {use_line}{more}); a digest in its default would change that use too",
+            name = def.name
+        ))
     }
 
     /// Where the digest of a composed reference goes: the default of the ARG that ends it,
@@ -408,3 +488,6 @@ impl<'a> Args<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
