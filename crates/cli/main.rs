@@ -16,6 +16,7 @@ mod details;
 mod dev_loops;
 mod filter;
 mod generate;
+mod kustomize_images;
 mod platforms;
 mod printer;
 mod read;

@@ -12,6 +12,7 @@ mod fixtures;
 mod generate;
 mod helm;
 mod kinds;
+mod kustomize_images;
 mod pin;
 mod platforms;
 mod pr;
