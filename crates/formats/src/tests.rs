@@ -176,9 +176,9 @@ fn yaml_sites_and_lint() {
     // each also with a pull policy, which clears the warning.
     for text in [
         "spec:\n  ephemeralContainers:\n  - name: debug\n    image: busybox\n",
-        "spec:\n  steps:\n  - name: build\n    image: golang:latest\n",
+        "apiVersion: tekton.dev/v1\nkind: Task\nspec:\n  steps:\n  - name: build\n    image: golang:latest\n",
         "spec:\n  sidecars:\n  - name: dind\n    image: docker\n",
-        "spec:\n  stepTemplate:\n    image: alpine\n",
+        "apiVersion: tekton.dev/v1\nkind: Task\nspec:\n  stepTemplate:\n    image: alpine\n",
         "templates:\n- name: main\n  container:\n    image: alpine:latest\n",
         "templates:\n- name: s\n  script:\n    image: python\n    source: print(1)\n",
     ] {
@@ -192,6 +192,13 @@ fn yaml_sites_and_lint() {
         lint("spec:\n  steps:\n  - name: build\n    image: golang:1.22\n"),
         []
     );
+    // A CI pipeline's steps (Drone's, Woodpecker's: no `apiVersion`) run images kubelet never
+    // sees: no warning, and no `imagePullPolicy` to add.
+    assert_eq!(
+        lint("kind: pipeline\ntype: kubernetes\nsteps:\n- name: publish\n  image: plugins/ecr\n"),
+        []
+    );
+    assert_eq!(lint("steps:\n  - name: t\n    image: golang:latest\n"), []);
     // A `container:` or `script:` key outside an Argo template is not known to be a container.
     assert_eq!(lint("app:\n  container:\n    image: alpine\n"), []);
     assert_eq!(lint("script:\n  image: alpine\n"), []);

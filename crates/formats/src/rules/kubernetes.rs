@@ -272,6 +272,8 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
         return;
     }
     let in_container_list = is_container(map.path);
+    // Kubelet pulls it: a CI pipeline's steps are no pod's.
+    let kubelet_pulls = in_container_list && (out.kubernetes || !is_step(map.path));
     // `imagePullPolicy: Never`: the image must be on the node already (loaded with `kind load`
     // or built there); it is never pulled, and a registry's digest would not name it.
     let built = names_what_is_built(map)
@@ -322,7 +324,7 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
                 reason: UNTAGGED_OUTSIDE_CONTAINERS.to_owned(),
             };
         }
-        let lint = in_container_list
+        let lint = kubelet_pulls
             && entry.key == "image"
             && !map.has("imagePullPolicy")
             && candidate.found.reference.as_ref().is_some_and(pulls_always);
@@ -493,6 +495,15 @@ fn is_container(path: &[Seg<'_>]) -> bool {
                 Seg::Item(_),
                 Seg::Key("container" | "script")
             ]
+    )
+}
+
+/// Whether `path` is a step's: Tekton's (a container, in a Kubernetes document) or a CI
+/// system's (Drone's and Woodpecker's `steps`, which kubelet never sees).
+fn is_step(path: &[Seg<'_>]) -> bool {
+    matches!(
+        path,
+        [.., Seg::Key("steps"), Seg::Item(_)] | [.., Seg::Key("stepTemplate")]
     )
 }
 

@@ -169,6 +169,9 @@ pub(crate) struct Out<'s> {
     /// The document is one whose image keys name no image to pull (see
     /// [`kubernetes::names_no_images`]).
     pub(crate) no_images: bool,
+    /// The document names an `apiVersion`: a Kubernetes object, whose `steps` are containers
+    /// (Tekton's), where a CI pipeline's (Drone's) are not.
+    pub(crate) kubernetes: bool,
     /// Whether the document is a workload a controller moves to new images, read only when
     /// it has an image to report (see [`Out::managed`]).
     controllers: Controllers<'s>,
@@ -360,6 +363,7 @@ pub(crate) fn apply_with<'t>(
                 structure,
                 chart_values: document.chart_values,
                 no_images: kubernetes::names_no_images(document.api, document.kind),
+                kubernetes: document.api.is_some(),
                 controllers: Controllers {
                     doc,
                     root: *root,
