@@ -123,9 +123,8 @@ fn charts_are_pinned_where_a_rendering_proves_it_and_nowhere_else() {
     // The subchart's default, whose repository and tag the wrapper's values set: never what
     // the wrapper deploys.
     assert!(
-        reason("umbrella/charts/sub/values.yaml").contains(
-            "the parent chart `umbrella` sets `sub.image.repository`, `sub.image.tag`"
-        ),
+        reason("umbrella/charts/sub/values.yaml")
+            .contains("the parent chart `umbrella` sets `sub.image.repository`, `sub.image.tag`"),
         "{left:?}"
     );
     assert_eq!(left.len(), 5, "{left:?}");
