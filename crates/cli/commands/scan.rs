@@ -162,7 +162,10 @@ impl<'a> RowView<'a> {
     pub fn unwritable(self) -> Option<&'a str> {
         match &self.finding.site {
             EditSite::Unsupported { reason }
-                if matches!(self.finding.status, Status::Floating | Status::Pinned) =>
+                if matches!(
+                    self.finding.status,
+                    Status::Floating | Status::Pinned | Status::Ignored
+                ) =>
             {
                 Some(reason)
             }

@@ -141,6 +141,25 @@ pub(crate) fn has_image_change_trigger(doc: Doc<'_>, root: u32) -> bool {
     })
 }
 
+/// Whether the document at `root` asks its operator to upgrade its images itself: Percona's
+/// operators (`PerconaXtraDBCluster`, `PerconaServerMongoDB`, `PerconaServerMySQL`) with
+/// `spec.upgradeOptions.apply` set to a version or `recommended`/`latest` rather than
+/// `disabled` or `never`: the operator then writes the version service's images into the
+/// resource.
+pub(crate) fn upgrades_itself(doc: Doc<'_>, root: u32) -> bool {
+    let root = doc.at(root, &Chain::default());
+    if !doc.is_mapping(&root) {
+        return false;
+    }
+    get(doc, &root, "spec")
+        .and_then(|spec| get(doc, &spec, "upgradeOptions"))
+        .and_then(|options| scalar(doc, &options, "apply"))
+        .is_some_and(|apply| {
+            let apply = apply.trim().to_ascii_lowercase();
+            !apply.is_empty() && !matches!(apply.as_str(), "disabled" | "never")
+        })
+}
+
 /// Reads the root of the document at `root`.
 pub(crate) fn read_root(doc: Doc<'_>, root: u32) -> Root<'_> {
     let root = doc.at(root, &Chain::default());

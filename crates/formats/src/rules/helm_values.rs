@@ -54,7 +54,15 @@ pub(crate) fn split_map(map: &Map<'_, '_>, out: &mut Out<'_>) {
             .is_some_and(|tag| !tag.value.is_empty() && !tag.value.contains('@'))
         && !map.has("digest");
     if gpu_style || by_keys || repository_and_tag {
+        let before = out.candidates.len();
         split(map, out, gpu_style);
+        if let Some(reason) = tag_not_plain(map, gpu_style) {
+            for candidate in &mut out.candidates[before..] {
+                candidate.found.site = EditSite::Unsupported {
+                    reason: reason.to_owned(),
+                };
+            }
+        }
     } else if name_and_tag {
         // Written only where a chart's rendering shows what the two parts make: the template
         // may put a registry of its own before the name.
@@ -63,6 +71,27 @@ pub(crate) fn split_map(map: &Map<'_, '_>, out: &mut Out<'_>) {
         for candidate in &mut out.candidates[before..] {
             candidate.found.unproven = Some(NAME_AND_TAG_UNPROVEN.to_owned());
         }
+    }
+}
+
+/// Why a split map's tag cannot take a digest, for the consumers that read it as a tag alone:
+/// `DigitalOcean` App Platform's image spec (`registry_type` beside the parts) has a `digest`
+/// field of its own and refuses a tag with one; the NVIDIA GPU operator appends the node's OS
+/// to its `driver`'s version (`535.104.05-ubuntu22.04`) unless the version holds a digest, so
+/// the digest of the version as written names no image it pulls.
+fn tag_not_plain(map: &Map<'_, '_>, gpu_style: bool) -> Option<&'static str> {
+    if map.has("registry_type") {
+        Some(
+            "DigitalOcean App Platform's image spec takes a digest in its own `digest` field, \
+             not in `tag`",
+        )
+    } else if gpu_style && map.parent() == Some("driver") {
+        Some(
+            "the GPU operator appends the node's OS to the driver's version, so the digest of \
+             the version as written names no image it pulls",
+        )
+    } else {
+        None
     }
 }
 

@@ -158,6 +158,11 @@ pub(crate) const OPENSHIFT_TRIGGERED: &str = "set by OpenShift from an image str
      `image.openshift.io/triggers` annotation or an `ImageChange` trigger): OpenShift writes \
      the image stream's image here, so tagpin leaves it alone";
 
+/// Why an image of a resource whose operator upgrades it is not written.
+pub(crate) const OPERATOR_UPGRADED: &str = "upgraded by its operator (`spec.upgradeOptions.apply` \
+     is not `disabled`): the operator writes the images its version service recommends here, \
+     so a digest would be overwritten or fought over";
+
 /// Where rules modules report candidates.
 pub(crate) struct Out<'s> {
     /// The file as written (for reference texts).
@@ -187,7 +192,8 @@ struct Controllers<'s> {
 
 impl Out<'_> {
     /// Why the document's images are not written, when it is a workload a controller moves to
-    /// new images (Keel's `keel.sh/policy`, `OpenShift`'s image triggers).
+    /// new images (Keel's `keel.sh/policy`, `OpenShift`'s image triggers, an operator told to
+    /// upgrade them).
     pub(crate) fn managed(&self) -> Option<&'static str> {
         let Controllers { doc, root, managed } = &self.controllers;
         *managed.get_or_init(|| {
@@ -197,6 +203,8 @@ impl Out<'_> {
                 || chart_values::has_image_change_trigger(*doc, *root)
             {
                 Some(OPENSHIFT_TRIGGERED)
+            } else if chart_values::upgrades_itself(*doc, *root) {
+                Some(OPERATOR_UPGRADED)
             } else {
                 None
             }

@@ -273,6 +273,28 @@ fn references_release_please_rewrites_are_ignored() {
     assert_eq!(statuses, [Status::Ignored, Status::Floating]);
 }
 
+/// A Percona operator's cluster with automatic upgrades (`upgradeOptions.apply` not
+/// `disabled`): the operator writes its images, which are `ignored` with the reason; with
+/// upgrades off they are written as any image.
+#[test]
+fn images_an_operator_upgrades_are_ignored() {
+    for (apply, status) in [
+        ("8.0-recommended", Status::Ignored),
+        ("Recommended", Status::Ignored),
+        ("disabled", Status::Floating),
+        ("Never", Status::Floating),
+    ] {
+        let text = format!(
+            "apiVersion: pxc.percona.com/v1\nkind: PerconaXtraDBCluster\nspec:\n  updateStrategy: SmartUpdate\n  upgradeOptions:\n    apply: {apply}\n  pxc:\n    image: percona/percona-xtradb-cluster:8.0.23-14.1\n"
+        );
+        let found = findings(FileKind::Yaml, &text);
+        assert_eq!(found[0].status, status, "{apply}");
+        if status == Status::Ignored {
+            assert!(unsupported_reason(&found[0]).contains("upgraded by its operator"));
+        }
+    }
+}
+
 /// A workload whose images `OpenShift` sets from an image stream (an `ImageChange` trigger of a
 /// `DeploymentConfig`, or the `image.openshift.io/triggers` annotation) is `ignored`, with the
 /// reason; another document of the same file is not.
