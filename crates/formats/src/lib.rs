@@ -36,6 +36,7 @@ mod error;
 mod finding;
 mod helm;
 mod kind;
+mod pipeline_builds;
 mod rules;
 mod shell;
 mod yaml;
@@ -74,6 +75,13 @@ pub fn scan(path: &Path, kind: FileKind, text: &str) -> Result<Vec<Finding>, Err
         | FileKind::Kustomize => {
             let tree = yaml::read(path, text, yaml::Mode::Strict)?;
             rules::apply(&mut sink, &tree, text, path)?;
+            if matches!(
+                kind,
+                FileKind::Workflow | FileKind::GitlabCi | FileKind::Yaml
+            ) {
+                // A pipeline's jobs that run what an earlier job built.
+                pipeline_builds::mark(&mut sink);
+            }
         }
         FileKind::HelmTemplate => {
             let masked = helm::mask(text);

@@ -215,6 +215,33 @@ fn images_never_pulled_are_local() {
     );
 }
 
+/// An image a pipeline builds or pushes in one job and runs in a later one is what the
+/// pipeline makes: `local`, in GitLab CI and in a GitHub workflow; another image is pinned.
+#[test]
+fn an_image_the_pipeline_builds_is_local() {
+    let gitlab = "build:\n  image: docker:24.0\n  script:\n    - docker build -t registry.gitlab.com/acme/ci:latest ci/\n    - docker push registry.gitlab.com/acme/ci:latest\ntest:\n  image: registry.gitlab.com/acme/ci:latest\n  script: [make test]\n";
+    assert_eq!(
+        shapes(FileKind::GitlabCi, gitlab),
+        vec![
+            (2, 10, Status::Floating, "docker:24.0".to_owned()),
+            (
+                7,
+                10,
+                Status::Local,
+                "registry.gitlab.com/acme/ci:latest".to_owned()
+            ),
+        ]
+    );
+    let workflow = "jobs:\n  image:\n    runs-on: ubuntu-latest\n    steps:\n      - run: |\n          docker buildx build --push --tag ghcr.io/acme/ci .\n  test:\n    needs: image\n    container: ghcr.io/acme/ci:latest\n    services:\n      db:\n        image: postgres:16\n";
+    assert_eq!(
+        shapes(FileKind::Workflow, workflow),
+        vec![
+            (9, 16, Status::Local, "ghcr.io/acme/ci:latest".to_owned()),
+            (12, 16, Status::Floating, "postgres:16".to_owned()),
+        ]
+    );
+}
+
 /// Istio's gateway injection fills in a container's `image: auto`: `templated`, never pinned
 /// as Docker Hub's `auto:latest`; `auto` elsewhere than a container's image stays a value.
 #[test]

@@ -218,11 +218,19 @@ fn names_used_as_images(images: &[ScalarAt<'_>], name: &str) -> usize {
 }
 
 /// Whether `job` (the job's source) reads `matrix.NAME` more often than as its `as_images`
-/// images, outside its `name:` lines (the job's own is checked apart).
+/// images, outside its `name:` lines: a step's name only labels its log, and the job's own is
+/// checked apart.
 fn other_matrix_use(job: &str, name: &str, as_images: usize) -> bool {
     let uses = job
         .lines()
-        .filter(|line| !line.trim_start().starts_with("name:"))
+        .filter(|line| {
+            let line = line.trim_start();
+            !line
+                .strip_prefix("- ")
+                .unwrap_or(line)
+                .trim_start()
+                .starts_with("name:")
+        })
         .map(|line| matrix_reads(line, name))
         .sum::<usize>();
     uses > as_images
