@@ -11,6 +11,7 @@
 mod args;
 mod charts;
 mod commands;
+mod compose_builds;
 mod config;
 mod details;
 mod dev_loops;

@@ -403,3 +403,41 @@ fn images_a_dev_loop_builds_are_local_in_every_file() {
         .collect();
     assert_eq!(statuses, expected, "{doc:#}");
 }
+
+/// A compose service built in another file compose loads with it (the override file beside
+/// the main one, a file its `extends` names) names what the build makes: `local`, in either
+/// file; a service no file builds stays floating.
+#[test]
+fn a_compose_image_built_by_another_file_is_local() {
+    for crlf in [false, true] {
+        let context = TestContext::new();
+        context.write_all(
+            &[
+                (
+                    "docker-compose.yml",
+                    "services:\n  web:\n    image: example/web:dev\n  worker:\n    extends:\n      file: base.yml\n      service: app-base\n    image: example/worker:dev\n  db:\n    image: postgres:16\n",
+                ),
+                ("docker-compose.override.yml", "services:\n  web:\n    build: .\n"),
+                ("base.yml", "services:\n  app-base:\n    build:\n      context: .\n"),
+            ],
+            crlf,
+        );
+        let doc = context
+            .run(["scan", ".", "--format", "json"])
+            .assert_code(0)
+            .json();
+        let statuses: Vec<(String, String)> = summary(&doc)
+            .into_iter()
+            .map(|(_, _, status, text)| (text, status))
+            .collect();
+        assert_eq!(
+            statuses,
+            [
+                ("example/web:dev".to_owned(), "local".to_owned()),
+                ("example/worker:dev".to_owned(), "local".to_owned()),
+                ("postgres:16".to_owned(), "floating".to_owned()),
+            ],
+            "crlf {crlf}"
+        );
+    }
+}

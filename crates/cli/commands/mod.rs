@@ -175,6 +175,7 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
     collected.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     crate::charts::finish(&mut collected.files, &collected.charts, settings);
     crate::dev_loops::mark_built(&mut collected.files);
+    crate::compose_builds::mark_built(&mut collected.files);
     crate::kustomize_images::mark_replaced(&mut collected.files, paths);
     collected.files.retain(|file| !file.findings.is_empty());
     collected
