@@ -380,8 +380,9 @@ fn surely_takes_one(before: &str) -> bool {
     let mut start = 0;
     for (at, &b) in bytes.iter().enumerate() {
         match b {
-            b'"' | b'\'' | b'\\' => return false,
-            b';' | b'&' | b'|' | b'(' | b')' | b'{' | b'}' | b'`' => start = at + 1,
+            // A backtick's command is part of the word around it: the parser knows.
+            b'"' | b'\'' | b'\\' | b'`' => return false,
+            b';' | b'&' | b'|' | b'(' | b')' | b'{' | b'}' => start = at + 1,
             b'-' if bytes.get(at + 1) == Some(&b'-')
                 && (at == 0 || bytes[at - 1].is_ascii_whitespace())
                 && bytes.get(at + 2).is_none_or(u8::is_ascii_whitespace) =>
@@ -529,7 +530,7 @@ fn tokens(code: &str) -> Vec<Token> {
             i += 1;
             continue;
         }
-        if matches!(b, b';' | b'&' | b'|' | b'(' | b')' | b'{' | b'}' | b'`') {
+        if matches!(b, b';' | b'&' | b'|' | b'(' | b')' | b'{' | b'}') {
             tokens.push(Token::Separator);
             i += 1;
             continue;
@@ -552,9 +553,16 @@ fn tokens(code: &str) -> Vec<Token> {
                     });
                     i = end;
                 }
+                // So is a backtick's (`--env UID=`id -u``, `source=`pwd``).
+                Some(b'"') | None if c == b'`' => {
+                    let end =
+                        memchr::memchr(b'`', &bytes[i + 1..]).map_or(bytes.len(), |j| i + 1 + j);
+                    substitutions.push(Token::Substitution { start: i + 1, end });
+                    i = end;
+                }
                 None if c == b'\'' || c == b'"' => quote = Some(c),
                 None if c.is_ascii_whitespace()
-                    || matches!(c, b';' | b'&' | b'|' | b'(' | b')' | b'`') =>
+                    || matches!(c, b';' | b'&' | b'|' | b'(' | b')') =>
                 {
                     break;
                 }

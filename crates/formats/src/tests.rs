@@ -1498,6 +1498,20 @@ fn shell_container_commands() {
             "docker pull alpine:3.20\n",
             one(1, 13, Floating, "alpine:3.20"),
         ),
+        // A backtick's command is part of the word around it, as `$(…)` is; what it runs is
+        // read too.
+        (
+            "docker run --rm --env UID=`id -u` alpine:3.20 id\n",
+            one(1, 35, Floating, "alpine:3.20"),
+        ),
+        (
+            "docker run --mount type=bind,source=`pwd`,target=/src golang:1.22 make\n",
+            one(1, 55, Floating, "golang:1.22"),
+        ),
+        (
+            "echo `docker run --rm busybox:1.36 date`\n",
+            one(1, 23, Floating, "busybox:1.36"),
+        ),
         (
             "sudo -E podman create --name web -p 8080:80 -e A=1 \"quay.io/a/b:v1\"\n",
             one(1, 53, Floating, "quay.io/a/b:v1"),
