@@ -28,7 +28,7 @@ use tagpin_reference::ImageReference;
 use std::sync::LazyLock;
 
 use super::walk::Words;
-use super::{Map, Out, Rules, Seg, helm_values};
+use super::{Map, Out, Rules, Seg, helm_values, tekton};
 use crate::common::Found;
 use crate::{Status, Warning};
 
@@ -284,10 +284,24 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
         if !is_image_key(entry.key) {
             continue;
         }
-        let Some(scalar) = map.doc.scalar(&entry.value) else {
+        let Some(mut scalar) = map.doc.scalar(&entry.value) else {
             continue;
         };
-        let written = out.text.get(scalar.span.clone()).unwrap_or_default();
+        let mut written = out.text.get(scalar.span.clone()).unwrap_or_default();
+        // A Tekton step's image given as a parameter: the reference is the parameter's default.
+        let mut param_read_elsewhere = None;
+        let param = tekton::param_name(written).filter(|_| out.kubernetes);
+        if let Some(name) = param {
+            let Some((default, elsewhere)) = tekton::param_default(map, out, name) else {
+                continue;
+            };
+            if out.has_candidate_at(&default.span) {
+                continue;
+            }
+            written = out.text.get(default.span.clone()).unwrap_or_default();
+            scalar = default;
+            param_read_elsewhere = elsewhere;
+        }
         if names_a_base(entry.key, written) || names_a_file(written) || is_codebuild_image(written)
         {
             continue;
@@ -318,13 +332,23 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
             };
             continue;
         }
+        if let Some(reason) = param_read_elsewhere {
+            candidate.found.site = crate::EditSite::Unsupported { reason };
+            continue;
+        }
+        if let Some(reason) = param_read_elsewhere {
+            candidate.found.site = crate::EditSite::Unsupported { reason };
+            continue;
+        }
         let untagged = candidate.is_untagged();
         if untagged && !in_container_list && candidate.found.status == Status::Floating {
             candidate.found.site = crate::EditSite::Unsupported {
                 reason: UNTAGGED_OUTSIDE_CONTAINERS.to_owned(),
             };
         }
+        // A parameter's default is no container's line to add a policy after.
         let lint = kubelet_pulls
+            && param.is_none()
             && entry.key == "image"
             && !map.has("imagePullPolicy")
             && candidate.found.reference.as_ref().is_some_and(pulls_always);

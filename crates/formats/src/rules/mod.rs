@@ -18,6 +18,7 @@ pub(crate) mod insert;
 mod kubernetes;
 mod kustomize;
 mod molecule;
+mod tekton;
 pub(crate) mod walk;
 mod woodpecker;
 mod workflow;
@@ -214,6 +215,11 @@ impl Out<'_> {
     /// Whether a span overlaps a masked Helm action.
     pub(crate) fn masked(&self, span: Range<usize>) -> bool {
         self.text.get(span.clone()) != self.structure.get(span)
+    }
+
+    /// Whether a candidate was reported at `span` already (a default two uses share).
+    pub(crate) fn has_candidate_at(&self, span: &Range<usize>) -> bool {
+        self.candidates.iter().any(|c| c.found.span == *span)
     }
 
     /// The candidate pushed last.

@@ -242,6 +242,49 @@ fn an_image_the_pipeline_builds_is_local() {
     );
 }
 
+/// A Tekton step's image given as a parameter is the parameter's default, pinned there when
+/// the Task reads the parameter nowhere else; read elsewhere too, it is reported, not
+/// written. Two steps reading it report it once.
+#[test]
+fn a_tekton_step_s_image_parameter_is_its_default() {
+    let task = |script: &str| {
+        format!(
+            "apiVersion: tekton.dev/v1\nkind: Task\nspec:\n  params:\n    - name: url\n    - name: gitInitImage\n      type: string\n      default: \"gcr.io/tekton-releases/git-init:v0.40.2\"\n  steps:\n    - name: clone\n      image: \"$(params.gitInitImage)\"\n      script: {script}\n"
+        )
+    };
+    let alone = task("git clone $(params.url)");
+    assert_eq!(
+        shapes(FileKind::Yaml, &alone),
+        vec![(
+            8,
+            17,
+            Status::Floating,
+            "gcr.io/tekton-releases/git-init:v0.40.2".to_owned()
+        )]
+    );
+    assert!(
+        pinned(FileKind::Yaml, &alone)
+            .contains("default: \"gcr.io/tekton-releases/git-init:v0.40.2@sha256:")
+    );
+    let echoed = task("echo $(params.gitInitImage)");
+    let found = findings(FileKind::Yaml, &echoed);
+    assert_eq!(found.len(), 1);
+    assert!(unsupported_reason(&found[0]).contains("reads `params.gitInitImage` elsewhere"));
+    // No `default`: nothing to report; outside a Kubernetes document: not a parameter.
+    let no_default = alone.replace(
+        "      default: \"gcr.io/tekton-releases/git-init:v0.40.2\"\n",
+        "",
+    );
+    assert!(findings(FileKind::Yaml, &no_default).is_empty());
+    let two_steps = alone.replace(
+        "      script: git clone $(params.url)\n",
+        "      script: git clone $(params.url)\n    - name: again\n      image: $(params.gitInitImage)\n",
+    );
+    let found = findings(FileKind::Yaml, &two_steps);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(unsupported_reason(&found[0]).contains("elsewhere"));
+}
+
 /// Istio's gateway injection fills in a container's `image: auto`: `templated`, never pinned
 /// as Docker Hub's `auto:latest`; `auto` elsewhere than a container's image stays a value.
 #[test]
