@@ -276,6 +276,17 @@ impl Out<'_> {
 pub(crate) const UNSUPPORTED_ESCAPES: &str =
     "the YAML scalar uses escapes or spans lines, so its source differs from its value";
 
+/// How many times `text` holds `needle` as a whole name: not followed by another byte of a
+/// name (`matrix.image`, not `matrix.image_arch`).
+pub(crate) fn whole_name_reads(text: &str, needle: &str) -> usize {
+    text.match_indices(needle)
+        .filter(|(at, _)| {
+            let after = text[at + needle.len()..].bytes().next();
+            !after.is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+        })
+        .count()
+}
+
 /// Words YAML reads as something other than a string, which would otherwise parse as names.
 pub(crate) fn is_yaml_keyword(text: &str) -> bool {
     matches!(

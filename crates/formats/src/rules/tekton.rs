@@ -63,15 +63,7 @@ pub(super) fn param_default<'t>(
 fn reads(text: &str, name: &str) -> usize {
     ["params.", "params['", "params[\""]
         .iter()
-        .map(|prefix| {
-            let needle = format!("{prefix}{name}");
-            text.match_indices(&needle)
-                .filter(|(at, _)| {
-                    let after = text[at + needle.len()..].bytes().next();
-                    !after.is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
-                })
-                .count()
-        })
+        .map(|prefix| super::whole_name_reads(text, &format!("{prefix}{name}")))
         .sum()
 }
 

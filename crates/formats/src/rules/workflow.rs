@@ -243,11 +243,5 @@ fn reads_matrix_value(text: &str, name: &str) -> bool {
 
 /// How many times `text` reads `matrix.NAME` (not `matrix.NAME_2`).
 fn matrix_reads(text: &str, name: &str) -> usize {
-    let needle = format!("matrix.{name}");
-    text.match_indices(&needle)
-        .filter(|(at, _)| {
-            let after = text[at + needle.len()..].bytes().next();
-            !after.is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
-        })
-        .count()
+    super::whole_name_reads(text, &format!("matrix.{name}"))
 }
