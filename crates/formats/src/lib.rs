@@ -75,10 +75,7 @@ pub fn scan(path: &Path, kind: FileKind, text: &str) -> Result<Vec<Finding>, Err
         | FileKind::Kustomize => {
             let tree = yaml::read(path, text, yaml::Mode::Strict)?;
             rules::apply(&mut sink, &tree, text, path)?;
-            if matches!(
-                kind,
-                FileKind::Workflow | FileKind::GitlabCi | FileKind::Yaml
-            ) {
+            if matches!(kind, FileKind::Workflow | FileKind::GitlabCi) {
                 // A pipeline's jobs that run what an earlier job built.
                 pipeline_builds::mark(&mut sink);
             }

@@ -2,7 +2,8 @@
 //!
 //! A GitLab job builds and pushes `registry.gitlab.com/acme/proj/ci:latest` in its `script`,
 //! and a later job runs in `image: registry.gitlab.com/acme/proj/ci:latest` (a GitHub workflow
-//! or an Azure pipeline does the same with `run:` and `script:` steps). That image is what the
+//! does the same with `run:` steps). Read in GitLab CI files and workflows only: other YAML
+//! (Azure Pipelines' `Docker@2` tasks name their image by a service connection) is not. That image is what the
 //! pipeline makes: a digest pinned in the file would freeze the later job to the build before
 //! the change, so such references are `local`, as a script's own builds are.
 //!

@@ -101,63 +101,62 @@ pub(crate) struct Root<'t> {
     pub(crate) chart_values: Option<ChartValues>,
 }
 
-/// Whether the document at `root` has `key` among its `metadata.labels` or
-/// `metadata.annotations`.
-pub(crate) fn has_metadata_key(doc: Doc<'_>, root: u32, key: &str) -> bool {
-    let root = doc.at(root, &Chain::default());
-    if !doc.is_mapping(&root) {
-        return false;
-    }
-    let listed = |at: &At, name: &str| -> Option<At> {
-        entries(doc, at)
-            .into_iter()
-            .find(|e| e.key == name)
-            .map(|e| e.value)
-    };
-    let Some(metadata) = listed(&root, "metadata") else {
-        return false;
-    };
-    ["labels", "annotations"].iter().any(|field| {
-        listed(&metadata, field).is_some_and(|map| entries(doc, &map).iter().any(|e| e.key == key))
-    })
+/// Who else sets a workload's images, as its document says (see [`controller`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Controller {
+    /// Keel: `keel.sh/policy` among the labels or annotations.
+    Keel,
+    /// `OpenShift`'s image triggers: the `image.openshift.io/triggers` annotation (or label), or
+    /// an `ImageChange` trigger among a `DeploymentConfig`'s `spec.triggers`.
+    OpenShift,
+    /// A Percona operator told to upgrade the images itself: `spec.upgradeOptions.apply` set
+    /// to a version or `recommended`/`latest`, not `disabled` or `never` (the operator then
+    /// writes its version service's images into the resource).
+    Operator,
 }
 
-/// Whether the document at `root` has an `ImageChange` trigger among its `spec.triggers` (an
-/// `OpenShift` `DeploymentConfig` whose containers' images the image stream sets).
-pub(crate) fn has_image_change_trigger(doc: Doc<'_>, root: u32) -> bool {
+/// Which controller, if any, the document at `root` hands its images to: read in one pass
+/// over the root's `metadata` and `spec` (asked once per document with an image), by key,
+/// without listing the mappings' entries.
+pub(crate) fn controller(doc: Doc<'_>, root: u32) -> Option<Controller> {
     let root = doc.at(root, &Chain::default());
-    if !doc.is_mapping(&root) {
-        return false;
+    if let Some(metadata) = doc.value_of(&root, "metadata") {
+        for marks in ["labels", "annotations"]
+            .iter()
+            .filter_map(|field| doc.value_of(&metadata, field))
+        {
+            if doc.value_of(&marks, "keel.sh/policy").is_some() {
+                return Some(Controller::Keel);
+            }
+            if doc
+                .value_of(&marks, "image.openshift.io/triggers")
+                .is_some()
+            {
+                return Some(Controller::OpenShift);
+            }
+        }
     }
-    let Some(triggers) = get(doc, &root, "spec").and_then(|spec| get(doc, &spec, "triggers"))
-    else {
-        return false;
-    };
-    doc.items(&triggers).iter().any(|trigger| {
-        doc.is_mapping(trigger)
-            && get(doc, trigger, "type")
+    let spec = doc.value_of(&root, "spec")?;
+    let image_change = doc.value_of(&spec, "triggers").is_some_and(|triggers| {
+        doc.items(&triggers).iter().any(|trigger| {
+            doc.value_of(trigger, "type")
                 .and_then(|kind| doc.scalar(&kind))
                 .is_some_and(|kind| kind.value == "ImageChange")
-    })
-}
-
-/// Whether the document at `root` asks its operator to upgrade its images itself: Percona's
-/// operators (`PerconaXtraDBCluster`, `PerconaServerMongoDB`, `PerconaServerMySQL`) with
-/// `spec.upgradeOptions.apply` set to a version or `recommended`/`latest` rather than
-/// `disabled` or `never`: the operator then writes the version service's images into the
-/// resource.
-pub(crate) fn upgrades_itself(doc: Doc<'_>, root: u32) -> bool {
-    let root = doc.at(root, &Chain::default());
-    if !doc.is_mapping(&root) {
-        return false;
+        })
+    });
+    if image_change {
+        return Some(Controller::OpenShift);
     }
-    get(doc, &root, "spec")
-        .and_then(|spec| get(doc, &spec, "upgradeOptions"))
-        .and_then(|options| scalar(doc, &options, "apply"))
+    let apply = doc
+        .value_of(&spec, "upgradeOptions")
+        .and_then(|options| doc.value_of(&options, "apply"))
+        .and_then(|apply| doc.scalar(&apply));
+    apply
         .is_some_and(|apply| {
-            let apply = apply.trim().to_ascii_lowercase();
+            let apply = apply.value.trim().to_ascii_lowercase();
             !apply.is_empty() && !matches!(apply.as_str(), "disabled" | "never")
         })
+        .then_some(Controller::Operator)
 }
 
 /// Reads the root of the document at `root`.

@@ -143,16 +143,9 @@ impl Candidate {
     }
 }
 
-/// The label or annotation that puts a workload's images in Keel's hands.
-const KEEL_POLICY: &str = "keel.sh/policy";
-
 /// Why an image of a workload Keel updates is not written.
 pub(crate) const KEEL_MANAGED: &str = "managed by Keel (`keel.sh/policy` on the workload): \
      Keel moves this image to new tags, which a digest would stop";
-
-/// The annotation with which `OpenShift` sets a workload's containers to the image an image
-/// stream tag points at (a `DeploymentConfig`'s `ImageChange` trigger does the same).
-const OPENSHIFT_TRIGGERS: &str = "image.openshift.io/triggers";
 
 /// Why an image of a workload `OpenShift`'s image triggers set is not written.
 pub(crate) const OPENSHIFT_TRIGGERED: &str = "set by OpenShift from an image stream (an \
@@ -198,17 +191,11 @@ impl Out<'_> {
     pub(crate) fn managed(&self) -> Option<&'static str> {
         let Controllers { doc, root, managed } = &self.controllers;
         *managed.get_or_init(|| {
-            if chart_values::has_metadata_key(*doc, *root, KEEL_POLICY) {
-                Some(KEEL_MANAGED)
-            } else if chart_values::has_metadata_key(*doc, *root, OPENSHIFT_TRIGGERS)
-                || chart_values::has_image_change_trigger(*doc, *root)
-            {
-                Some(OPENSHIFT_TRIGGERED)
-            } else if chart_values::upgrades_itself(*doc, *root) {
-                Some(OPERATOR_UPGRADED)
-            } else {
-                None
-            }
+            chart_values::controller(*doc, *root).map(|controller| match controller {
+                chart_values::Controller::Keel => KEEL_MANAGED,
+                chart_values::Controller::OpenShift => OPENSHIFT_TRIGGERED,
+                chart_values::Controller::Operator => OPERATOR_UPGRADED,
+            })
         })
     }
 

@@ -160,6 +160,26 @@ impl<'t> Doc<'t> {
         }
     }
 
+    /// The value of `key` in the mapping at `at`, as [`Doc::entries_into`] would give it, found
+    /// without listing the entries (a mapping with a `<<` merge key is listed).
+    pub(crate) fn value_of(&self, at: &At, key: &str) -> Option<At> {
+        if !self.is_mapping(at) {
+            return None;
+        }
+        for pair in self.tree.children(at.node).chunks_exact(2) {
+            match self.key(pair[0]) {
+                ("<<", true) => {
+                    let mut entries = Vec::new();
+                    self.entries_into(at, &mut entries);
+                    return entries.into_iter().find(|e| e.key == key).map(|e| e.value);
+                }
+                (name, _) if name == key => return Some(self.at(pair[1], &at.chain)),
+                _ => {}
+            }
+        }
+        None
+    }
+
     /// A key's value (`""` for a collection) and whether it is a plain scalar.
     fn key(&self, mut id: NodeId) -> (&'t str, bool) {
         while let Kind::Alias { target } = self.tree.node(id).kind {
