@@ -140,11 +140,7 @@ fn extends_a_build(dir: &Path, service: &Value, steps: usize) -> bool {
 
 /// The compose file at `path` as JSON, when it can be read as one.
 fn read(path: &Path) -> Option<Value> {
-    if std::fs::metadata(path).ok()?.len() > MAX_SIZE {
-        return None;
-    }
-    let text = std::fs::read_to_string(path).ok()?;
-    tagpin_formats::chart::plain_document(path, &text).or_else(|| yaml_serde::from_str(&text).ok())
+    crate::read::yaml_document(path, MAX_SIZE)
 }
 
 #[cfg(test)]

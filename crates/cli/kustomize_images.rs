@@ -268,11 +268,7 @@ fn scalar_text(value: &Value) -> Option<String> {
 
 /// The kustomization at `path` as JSON, when it can be read as one document.
 fn read_kustomization(path: &Path) -> Option<Value> {
-    if std::fs::metadata(path).ok()?.len() > MAX_SIZE {
-        return None;
-    }
-    let text = std::fs::read_to_string(path).ok()?;
-    tagpin_formats::chart::plain_document(path, &text).or_else(|| yaml_serde::from_str(&text).ok())
+    crate::read::yaml_document(path, MAX_SIZE)
 }
 
 /// The directory a scan root stands for, canonical: the PATH, or a file's directory.

@@ -15,6 +15,18 @@ use std::path::Path;
 /// Files larger than this are not read: 10 MiB.
 pub const MAX_FILE_SIZE: u64 = 10 * 1024 * 1024;
 
+/// The YAML file at `path` (at most `largest` bytes) as one JSON document, for a pass that
+/// reads another file a scanned one names (a kustomization's bases, a compose file's
+/// override): tagpin's own reader when it types every value as a YAML library would, else
+/// `yaml_serde`. `None` for a file that is missing, too large or not one readable document.
+pub fn yaml_document(path: &Path, largest: u64) -> Option<serde_json::Value> {
+    if std::fs::metadata(path).ok()?.len() > largest {
+        return None;
+    }
+    let text = std::fs::read_to_string(path).ok()?;
+    tagpin_formats::chart::plain_document(path, &text).or_else(|| yaml_serde::from_str(&text).ok())
+}
+
 /// Why a file was not scanned.
 #[derive(Debug)]
 pub enum ReadError {

@@ -1122,10 +1122,11 @@ fn dockerfile_table() {
 }
 
 /// `(line, column, status, text, where the digest goes)` of a finding.
-type Sited = (usize, usize, Status, String, String);
+/// `(line, column, status, text, where the digest goes)` of a finding.
+pub(crate) type Sited = (usize, usize, Status, String, String);
 
 /// [`Sited`] for every finding.
-fn sites(kind: FileKind, text: &str) -> Vec<Sited> {
+pub(crate) fn sites(kind: FileKind, text: &str) -> Vec<Sited> {
     scan(Path::new("t"), kind, text)
         .unwrap()
         .into_iter()

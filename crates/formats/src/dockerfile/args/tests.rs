@@ -3,25 +3,12 @@
 
 use std::path::Path;
 
-use crate::{EditSite, FileKind, Status, apply_edits, scan};
+use crate::tests::Sited;
+use crate::{FileKind, Status, apply_edits, scan};
 
-/// `(line, column, status, text, where the digest goes)` of a finding.
-type Sited = (usize, usize, Status, String, String);
-
+/// [`crate::tests::sites`] of a Dockerfile.
 fn sites(text: &str) -> Vec<Sited> {
-    scan(Path::new("Dockerfile"), FileKind::Dockerfile, text)
-        .unwrap()
-        .into_iter()
-        .map(|f| {
-            let site = match &f.site {
-                EditSite::Inline => "inline".to_owned(),
-                EditSite::SplitTag { span, .. } => format!("arg {}", &text[span.clone()]),
-                EditSite::Unsupported { reason } => format!("no: {reason}"),
-                other => format!("{other:?}"),
-            };
-            (f.line, f.column, f.status, f.text, site)
-        })
-        .collect()
+    crate::tests::sites(FileKind::Dockerfile, text)
 }
 
 fn row(line: usize, column: usize, status: Status, text: &str, site: &str) -> Sited {
