@@ -12,7 +12,9 @@
 //! - an `image:` line counts only inside a heredoc (`<<EOF` … `EOF`, `<<-`, quoted words; the
 //!   terminator may be indented, as in a Makefile recipe) or as the quoted argument of `echo`
 //!   or `printf`. Elsewhere `image: image-nginx` is a make rule (target `image`, prerequisite
-//!   `image-nginx`), or a command named `image:`, not a reference;
+//!   `image-nginx`), or a command named `image:`, not a reference. An echoed line counts
+//!   only when the command sends it on (`>> values.yaml`, `| kubectl apply -f -`): printed
+//!   to a CI log it is a message;
 //! - `--image` flags count on command lines (continued with `\`) and in heredocs, but not
 //!   those of commands whose `--image` is a virtual machine's or one they build
 //!   (`gcloud compute`, `az vm`, `az acr build`, `hcloud`, …), nor those after `--` (the
@@ -28,18 +30,28 @@
 //! `# tagpin:ignore` later on a line marks its references `ignored`.
 
 mod commands;
+mod named;
 
 pub(crate) use commands::may_name_an_engine;
+pub(crate) use named::mark_named_elsewhere;
 
 use std::collections::VecDeque;
 
 use crate::common::{Found, Sink, is_templated};
 
+/// Scans a whole script.
 pub(crate) fn scan(sink: &mut Sink<'_>) {
-    let text = sink.text;
+    scan_region(sink, 0..sink.text.len());
+    mark_named_elsewhere(sink, 0);
+}
+
+/// Scans the lines of `region` of the sink's text as a script: a CI step's commands, held in
+/// a YAML scalar whose source is the script as it runs.
+pub(crate) fn scan_region(sink: &mut Sink<'_>, region: std::ops::Range<usize>) {
+    let text = &sink.text[region.clone()];
     // Terminators of the heredocs opened and not yet closed; the first one's body is read.
     let mut heredocs: VecDeque<String> = VecDeque::new();
-    let mut offset = 0;
+    let mut offset = region.start;
     // The command line being continued with `\`: where it starts, and its bytes with
     // comments, continuations and line endings blanked (so offsets stay the file's).
     let mut logical: Option<usize> = None;
@@ -260,6 +272,9 @@ fn scan_command_line(sink: &mut Sink<'_>, code: &str, offset: usize) {
                     continue;
                 }
                 let Some((from, to)) = quoted else { continue };
+                if !writes_a_file(&code[end..]) {
+                    continue;
+                }
                 let content = &code[from..to];
                 let trimmed = content.trim_start();
                 let Some((value, at)) = yaml_image_value(trimmed) else {
@@ -273,6 +288,21 @@ fn scan_command_line(sink: &mut Sink<'_>, code: &str, offset: usize) {
             }
         }
     }
+}
+
+/// Whether the rest of a printing command after a word (`rest`) sends what it prints to a
+/// file or another command (`>> values.yaml`, `| kubectl apply -f -`): printed to the log,
+/// an `image:` line is a message. A CI runner's own files (`>> $GITHUB_STEP_SUMMARY`,
+/// `$GITHUB_OUTPUT`) are messages and outputs too.
+fn writes_a_file(rest: &str) -> bool {
+    let command = rest.split([';', '&', '\n']).next().unwrap_or_default();
+    let Some(at) = command.find(['>', '|']) else {
+        return false;
+    };
+    let target = command[at..].trim_start_matches(['>', '|', ' ', '\t']);
+    !target
+        .trim_start_matches(['"', '$', '{'])
+        .starts_with("GITHUB_")
 }
 
 /// `--image=ref` and `--image ref` in `line` (a logical command line, or a heredoc's line),

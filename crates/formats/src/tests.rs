@@ -1439,6 +1439,14 @@ fn shell_table() {
             one(1, 35, Floating, "n:1"),
         ),
         ("grep 'image: n:1' values.yaml\n", vec![]),
+        // Printed to the log, or to a runner's summary, an echoed line is a message.
+        ("echo 'image: n:1'\n", vec![]),
+        ("echo 'image: n:1' && date > now.txt\n", vec![]),
+        ("echo \"image: n:1\" >> \"$GITHUB_STEP_SUMMARY\"\n", vec![]),
+        (
+            "echo 'image: n:1' | kubectl apply -f -\n",
+            one(1, 14, Floating, "n:1"),
+        ),
         ("echo \"image: $IMG\"\n", vec![]),
         // Comments: a whole line, after a recipe prefix, after a command.
         ("\t@# kubectl run --image=busybox\n", vec![]),
