@@ -1,7 +1,7 @@
 //! `tagpin pin --write` end to end for the places images live that issue 12 added (Dockerfile
-//! ARG defaults, GitLab CI, shell container commands, Kustomize `images:`, dev containers,
-//! Flux `HelmRelease` values and `$imagepolicy` markers, `custom` patterns), against the real
-//! registry: each file before and after, with LF and with CRLF line endings, and a second run
+//! ARG defaults, GitLab CI, shell container commands in scripts, workflow steps and GitLab
+//! jobs, Kustomize `images:`, dev containers, Flux `HelmRelease` values and `$imagepolicy`
+//! markers, `custom` patterns), against the real registry: each file before and after, with LF and with CRLF line endings, and a second run
 //! that changes nothing.
 
 use crate::context::TestContext;
@@ -24,8 +24,13 @@ const FILES: &[(&str, &str, &str)] = &[
     ),
     (
         "ci/.gitlab-ci.yml",
-        "default:\n  image: alpine:3.20 # base\ntest:\n  services:\n    - name: \"postgres:16\"\n      alias: db\n    - redis:7\n  script: [\"true\"]\n",
-        "default:\n  image: alpine:3.20@<alpine:3.20> # base\ntest:\n  services:\n    - name: \"postgres:16@<postgres:16>\"\n      alias: db\n    - redis:7@<redis:7>\n  script: [\"true\"]\n",
+        "default:\n  image: alpine:3.20 # base\ntest:\n  services:\n    - name: \"postgres:16\"\n      alias: db\n    - redis:7\n  script: [\"true\", \"docker run --rm busybox:1.36 true\"]\n",
+        "default:\n  image: alpine:3.20@<alpine:3.20> # base\ntest:\n  services:\n    - name: \"postgres:16@<postgres:16>\"\n      alias: db\n    - redis:7@<redis:7>\n  script: [\"true\", \"docker run --rm busybox:1.36@<busybox:1.36> true\"]\n",
+    ),
+    (
+        ".github/workflows/ci.yml",
+        "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: |\n          docker run --rm \\\n            busybox:1.36 true # smoke\n          docker pull redis:7\n          docker tag redis:7 mirror/redis:7\n      - shell: pwsh\n        run: docker run alpine:3.20\n",
+        "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: |\n          docker run --rm \\\n            busybox:1.36@<busybox:1.36> true # smoke\n          docker pull redis:7\n          docker tag redis:7 mirror/redis:7\n      - shell: pwsh\n        run: docker run alpine:3.20\n",
     ),
     (
         "scripts/smoke.sh",

@@ -179,23 +179,31 @@ fn may_hold_reference(kind: FileKind, text: &[u8]) -> bool {
         // Compose's build arguments name images in upper case too (`BASE_IMAGE`).
         FileKind::Compose => mage() || find(text, b"MAGE").is_some(),
         FileKind::HelmTemplate | FileKind::Devcontainer => mage(),
+        // A step's or job's script may run a container CLI.
         FileKind::Workflow => {
-            mage() || find(text, b"docker://").is_some() || find(text, b"container").is_some()
+            mage()
+                || find(text, b"docker://").is_some()
+                || find(text, b"container").is_some()
+                || names_a_cli(text)
         }
-        FileKind::GitlabCi => mage() || find(text, b"services").is_some(),
+        FileKind::GitlabCi => mage() || find(text, b"services").is_some() || names_a_cli(text),
         FileKind::CloudBuild => find(text, b"steps").is_some(),
         FileKind::Dockerfile => {
             text.windows(4).any(|w| w.eq_ignore_ascii_case(b"from"))
                 || find(text, b"syntax").is_some()
         }
         FileKind::Custom => false,
-        FileKind::Shell => {
-            ["image", "docker", "podman", "nerdctl"]
-                .iter()
-                .any(|word| find(text, word.as_bytes()).is_some())
-                || shell::may_name_an_engine(text)
-        }
+        FileKind::Shell => mage() || names_a_cli(text),
     }
+}
+
+/// Whether `text` names a container CLI, or a variable that holds one (what a script's
+/// commands need).
+fn names_a_cli(text: &[u8]) -> bool {
+    ["docker", "podman", "nerdctl"]
+        .iter()
+        .any(|word| memchr::memmem::find(text, word.as_bytes()).is_some())
+        || shell::may_name_an_engine(text)
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 //! under `default:` and in every job, hidden jobs (`.template:`, used through `extends`)
 //! included. `$CI_REGISTRY_IMAGE/app:$CI_COMMIT_SHA` and other variables are `templated`.
 //!
+//! The lines of `script`, `before_script` and `after_script` are read as a shell script's.
+//!
 //! Not jobs: the top-level `variables`, `stages`, `include`, `workflow` and `spec` keys, and the
 //! global keywords (`image: {name: …}` at the top is the global image, not a job named `image`).
 //! Not images: the `image` of a job tagged for GitLab's hosted macOS runners (`tags:
@@ -48,6 +50,7 @@ impl Rules for GitlabCi {
             variable_images(map, out);
         }
         if is_job(map.path) {
+            scripts(map, out);
             if let Some(image) = map.scalar("image").filter(|_| !runs_on_macos(map)) {
                 out.inline(&image, "");
             }
@@ -69,6 +72,26 @@ impl Rules for GitlabCi {
         };
         if named && let Some(name) = map.scalar("name") {
             out.inline(&name, "");
+        }
+    }
+}
+
+/// The job's (or `default:`'s) `before_script`, `script` and `after_script`: a string or a
+/// list of lines, a nested list among them (a `!reference` or an anchored list of lines) read
+/// too, each read as a shell script.
+fn scripts(map: &Map<'_, '_>, out: &mut Out<'_>) {
+    let doc = map.doc;
+    for key in ["before_script", "script", "after_script"] {
+        let Some(script) = map.get(key) else {
+            continue;
+        };
+        let mut pending = vec![(script.clone(), 0)];
+        while let Some((at, depth)) = pending.pop() {
+            if let Some(line) = doc.scalar(&at) {
+                out.script(&line);
+            } else if depth < 2 {
+                pending.extend(doc.items(&at).into_iter().map(|item| (item, depth + 1)));
+            }
         }
     }
 }

@@ -175,6 +175,8 @@ pub(crate) struct Out<'s> {
     /// it has an image to report (see [`Out::managed`]).
     controllers: Controllers<'s>,
     candidates: Vec<Candidate>,
+    /// The regions of the text that are shell scripts a pipeline runs ([`Out::script`]).
+    scripts: Vec<Range<usize>>,
 }
 
 /// What [`Out::managed`] reads: the document, and what it found once asked.
@@ -217,6 +219,34 @@ impl Out<'_> {
     pub(crate) fn push(&mut self, found: Found, target: Option<At>) -> &mut Candidate {
         self.candidates.push(Candidate { found, target });
         self.candidates.last_mut().expect("just pushed")
+    }
+
+    /// `scalar` is a shell script a pipeline runs (a workflow step's `run`, a GitLab job's
+    /// `script` line): its commands are read as a script's are. Only a scalar whose source is
+    /// the script line for line is read: a literal block (its lines after the indicator; the
+    /// indentation YAML strips is blanks to a shell), or one line with no escapes. A folded
+    /// or multi-line flow scalar joins lines into other commands, so it is not read.
+    pub(crate) fn script(&mut self, scalar: &ScalarAt<'_>) {
+        let Some(source) = self.text.get(scalar.span.clone()) else {
+            return;
+        };
+        let region = match scalar.style {
+            Style::Literal => match source.find('\n') {
+                Some(header) => scalar.span.start + header + 1..scalar.span.end,
+                None => return,
+            },
+            Style::Folded => return,
+            // A quoted scalar's span is inside its quotes.
+            Style::Plain | Style::Single | Style::Double => {
+                if scalar.decoded || source.contains('\n') {
+                    return;
+                }
+                scalar.span.clone()
+            }
+        };
+        if !region.is_empty() && !self.masked(region.clone()) && !self.scripts.contains(&region) {
+            self.scripts.push(region);
+        }
     }
 
     /// A reference written whole in `scalar` (after `prefix`, such as `docker://`).
@@ -365,6 +395,7 @@ pub(crate) fn apply_with<'t>(
     };
     let doc = Doc { tree, structure };
     let aliased = walk::aliased(tree);
+    let mut scripts = Vec::new();
     for (index, root) in tree.documents.iter().enumerate() {
         let Some(root) = root else { continue };
         let document = chart_values::read_root(doc, *root);
@@ -382,6 +413,7 @@ pub(crate) fn apply_with<'t>(
                     managed: OnceCell::new(),
                 },
                 candidates: Vec::new(),
+                scripts: Vec::new(),
             },
         };
         let walked = match first.as_deref_mut().filter(|_| index == 0) {
@@ -414,8 +446,25 @@ pub(crate) fn apply_with<'t>(
             }
         })?;
         finish(sink, doc, rules, visitor.out.candidates, &uses);
+        scripts.extend(visitor.out.scripts);
     }
+    scan_scripts(sink, scripts);
     Ok(())
+}
+
+/// Reads the scripts the rules found as a shell script's lines are read, once each however
+/// many places reach them (a GitLab `script` anchored and aliased into several jobs).
+fn scan_scripts(sink: &mut Sink<'_>, mut scripts: Vec<Range<usize>>) {
+    if scripts.is_empty() {
+        return;
+    }
+    scripts.sort_by_key(|region| (region.start, region.end));
+    scripts.dedup();
+    let from = sink.len();
+    for region in scripts {
+        crate::shell::scan_region(sink, region);
+    }
+    crate::shell::mark_named_elsewhere(sink, from);
 }
 
 /// One finding per span. An anchored scalar used at a place the rules did not call an image

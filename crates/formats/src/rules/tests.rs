@@ -242,6 +242,89 @@ fn an_image_the_pipeline_builds_is_local() {
     );
 }
 
+/// A workflow step's `run` and a GitLab job's script lines are read as shell scripts, when
+/// their source is the script line for line and their shell is a POSIX one; the edit lands
+/// inside the scalar, which keeps every other byte.
+#[test]
+fn pipeline_scripts_are_read_as_shell_scripts() {
+    let workflow = "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: docker run --rm alpine:3.20 true\n      - run: |-\n          docker run --rm \\\n            -v \"$PWD:/src\" hadolint/hadolint:v2.12.0 hadolint Dockerfile # lint\n          docker run ghcr.io/${{ github.repository }}:latest\n      - shell: pwsh\n        run: docker run mcr.microsoft.com/powershell:7.4\n      - shell: bash -e {0}\n        run: 'docker pull redis:7.2'\n      - run: >\n          docker run folded:1.0\n  windows:\n    runs-on: [self-hosted, Windows]\n    steps:\n      - run: docker run nanoserver:ltsc2022\n";
+    let floating = |line, column, text: &str| (line, column, Status::Floating, text.to_owned());
+    assert_eq!(
+        shapes(FileKind::Workflow, workflow),
+        vec![
+            floating(6, 30, "alpine:3.20"),
+            floating(9, 28, "hadolint/hadolint:v2.12.0"),
+            floating(14, 27, "redis:7.2"),
+        ]
+    );
+    let pinned_workflow = pinned(FileKind::Workflow, workflow);
+    assert_eq!(
+        pinned_workflow,
+        workflow
+            .replace("alpine:3.20", &format!("alpine:3.20@{}", digest()))
+            .replace("v2.12.0", &format!("v2.12.0@{}", digest()))
+            .replace("redis:7.2", &format!("redis:7.2@{}", digest()))
+    );
+    let action = "runs:\n  using: composite\n  steps:\n    - shell: sh\n      run: docker run --rm busybox:1.36 true\n    - shell: python\n      run: print('docker run busybox:1.35')\n";
+    assert_eq!(
+        shapes(FileKind::Workflow, action),
+        vec![floating(5, 28, "busybox:1.36")]
+    );
+    let gitlab = ".setup: &setup\n  - docker pull postgres:16\nbuild:\n  before_script: *setup\n  script:\n    - docker build -t $CI_REGISTRY_IMAGE:$CI_COMMIT_SHA .\n    - [\"docker run --rm busybox:1.36 true\"]\n    - |\n      docker run --rm \\\n        curlimages/curl:8.5.0 -sf http://x\n  after_script: \"docker run \\\"quoted:1\\\"\"\ndefault:\n  before_script: docker run --rm alpine:3.20 true\n";
+    assert_eq!(
+        shapes(FileKind::GitlabCi, gitlab),
+        vec![
+            floating(2, 17, "postgres:16"),
+            floating(7, 25, "busybox:1.36"),
+            floating(10, 9, "curlimages/curl:8.5.0"),
+            floating(13, 34, "alpine:3.20"),
+        ]
+    );
+}
+
+/// An image a script pulls or runs and also names by its tag elsewhere (`kind load`, `docker
+/// tag`, `docker save`) is reported, not written: pulled by digest, the image would not carry
+/// that name locally. A second writable use of the same name, a longer name, or a comment is
+/// no such use.
+#[test]
+fn an_image_a_script_names_by_tag_elsewhere_is_not_written() {
+    let script = "docker pull nginx:1.25\nkind load docker-image nginx:1.25\ndocker pull redis:7 # redis:7 again\ndocker run --rm redis:7 true\ndocker pull docker.io/library/redis:7\ndocker pull busybox:1.36\ndocker save -o b.tar \"busybox:1.36\"\ndocker pull alpine:3.20\ndocker tag alpine:3.20-slim mirror/alpine:3.20-slim\n";
+    let found = findings(FileKind::Shell, script);
+    let rows: Vec<(&str, bool)> = found
+        .iter()
+        .map(|f| {
+            (
+                f.text.as_str(),
+                matches!(f.site, EditSite::Unsupported { .. }),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("nginx:1.25", true),
+            ("redis:7", false),
+            ("redis:7", false),
+            ("docker.io/library/redis:7", false),
+            ("busybox:1.36", true),
+            ("alpine:3.20", false),
+        ]
+    );
+    assert_eq!(
+        unsupported_reason(&found[0]),
+        "the script also names `nginx:1.25` by its tag (line 2): pulled by digest, the image \
+         would no longer carry that name locally"
+    );
+    // In a workflow, the job's `container:` of the same name is pinned alike.
+    let workflow =
+        "jobs:\n  test:\n    container: node:20\n    steps:\n      - run: docker pull node:20\n";
+    assert!(
+        findings(FileKind::Workflow, workflow)
+            .iter()
+            .all(|f| !matches!(f.site, EditSite::Unsupported { .. }))
+    );
+}
+
 /// A Tekton step's image given as a parameter is the parameter's default, pinned there when
 /// the Task reads the parameter nowhere else; read elsewhere too, it is reported, not
 /// written. Two steps reading it report it once.

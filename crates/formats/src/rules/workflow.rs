@@ -6,6 +6,10 @@
 //! values `strategy.matrix.image` lists (and each `include` entry's `image`): written where
 //! the job uses `matrix.image` nowhere else but its `name` (a condition such as
 //! `if: matrix.image == 'debian:12'` would no longer hold once pinned).
+//!
+//! The `run` scripts of steps are read as shell scripts ([`run_steps`]).
+
+mod run_steps;
 
 use super::{Map, Out, Rules, ScalarAt, Seg};
 use crate::EditSite;
@@ -31,6 +35,9 @@ const UNTAGGED_INPUT: &str = "no tag or digest is written in the action's `image
 
 impl Rules for Workflow {
     fn mapping(&self, map: &Map<'_, '_>, out: &mut Out<'_>) {
+        if map.path.is_empty() {
+            run_steps::read(map, out);
+        }
         let image_prefix = match map.path {
             [Seg::Key("jobs"), Seg::Key(_), Seg::Key("container")]
             | [
