@@ -34,8 +34,8 @@ const FILES: &[(&str, &str, &str)] = &[
     ),
     (
         "scripts/smoke.sh",
-        "#!/bin/sh\n# docker pull redis:7 is a comment\ndocker run --rm \\\n  -e A=1 \\\n  busybox:1.36 true\nsudo podman pull 'redis:7'\n",
-        "#!/bin/sh\n# docker pull redis:7 is a comment\ndocker run --rm \\\n  -e A=1 \\\n  busybox:1.36@<busybox:1.36> true\nsudo podman pull 'redis:7@<redis:7>'\n",
+        "#!/bin/sh\n# docker pull redis:7 is a comment\ndocker run --rm \\\n  -e A=1 \\\n  busybox:1.36 true\nsudo podman pull 'redis:7'\nsudo podman run 'redis:7'\n",
+        "#!/bin/sh\n# docker pull redis:7 is a comment\ndocker run --rm \\\n  -e A=1 \\\n  busybox:1.36@<busybox:1.36> true\nsudo podman pull 'redis:7@<redis:7>'\nsudo podman run 'redis:7@<redis:7>'\n",
     ),
     (
         "deploy/kustomization.yaml",

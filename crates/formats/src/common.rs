@@ -157,6 +157,9 @@ pub(crate) struct Sink<'a> {
     /// The names a build in the text tags its image with (`docker build -t app .`), for a
     /// script: a command that runs one of them runs what was built.
     pub(crate) built: Vec<String>,
+    /// Where the images a script's `docker pull` (or podman's, nerdctl's) names start: pulled
+    /// for a command that runs them (see [`crate::shell::mark_named_elsewhere`]).
+    pub(crate) pulled: Vec<usize>,
 }
 
 /// Which lines of a text carry a comment with `mark`, as the findings ask. A few findings have
@@ -341,6 +344,7 @@ impl<'a> Sink<'a> {
             release_managed: None,
             findings: Vec::new(),
             built: Vec::new(),
+            pulled: Vec::new(),
         }
     }
 

@@ -49,8 +49,8 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
 /// a YAML scalar whose source is the script as it runs.
 pub(crate) fn scan_region(sink: &mut Sink<'_>, region: std::ops::Range<usize>) {
     let text = &sink.text[region.clone()];
-    // Terminators of the heredocs opened and not yet closed; the first one's body is read.
-    let mut heredocs: VecDeque<String> = VecDeque::new();
+    // The heredocs opened and not yet closed; the first one's body is read.
+    let mut heredocs: VecDeque<Heredoc> = VecDeque::new();
     let mut offset = region.start;
     // The command line being continued with `\`: where it starts, and its bytes with
     // comments, continuations and line endings blanked (so offsets stay the file's).
@@ -65,11 +65,18 @@ pub(crate) fn scan_region(sink: &mut Sink<'_>, region: std::ops::Range<usize>) {
         offset += raw.len();
         let line = raw.strip_suffix('\n').unwrap_or(raw);
         let line = line.strip_suffix('\r').unwrap_or(line);
-        if let Some(word) = heredocs.front() {
-            if line.trim() == word {
-                heredocs.pop_front();
-            } else if line.contains("image") {
-                scan_data_line(sink, line, start);
+        if let Some(heredoc) = heredocs.front_mut() {
+            if line.trim() == heredoc.word {
+                let closed = heredocs.pop_front().expect("the front one");
+                closed.close(sink);
+                if let Some(next) = heredocs.front_mut() {
+                    next.first_finding = sink.len();
+                }
+            } else if heredoc.read {
+                heredoc.never |= line.contains("ullPolicy: Never");
+                if line.contains("image") {
+                    scan_data_line(sink, line, start);
+                }
             }
             continue;
         }
@@ -84,7 +91,14 @@ pub(crate) fn scan_region(sink: &mut Sink<'_>, region: std::ops::Range<usize>) {
         }
         let opens_heredoc = code.contains("<<");
         if opens_heredoc {
-            heredocs.extend(heredoc_words(code));
+            let read = !feeds_no_yaml(code);
+            let first_finding = sink.len();
+            heredocs.extend(heredoc_words(code).into_iter().map(|word| Heredoc {
+                word,
+                read,
+                first_finding,
+                never: false,
+            }));
         }
         let logical_start = *logical.get_or_insert(start);
         let kept = bytes.len() + code.len();
@@ -116,6 +130,9 @@ pub(crate) fn scan_region(sink: &mut Sink<'_>, region: std::ops::Range<usize>) {
     if let Some(start) = logical {
         flush_logical(sink, start, &bytes, logical_has_image, words);
     }
+    if let Some(unclosed) = heredocs.pop_front() {
+        unclosed.close(sink);
+    }
     // An image the script builds and then runs is what it built.
     if !sink.built.is_empty() {
         let built = std::mem::take(&mut sink.built);
@@ -132,7 +149,7 @@ pub(crate) fn scan_region(sink: &mut Sink<'_>, region: std::ops::Range<usize>) {
 
 /// Whether `used` names the image a build tagged `built`: as written, or with the `:latest` a
 /// name without a tag means, or with the `localhost/` podman gives a name without a registry.
-fn same_local_name(built: &str, used: &str) -> bool {
+pub(crate) fn same_local_name(built: &str, used: &str) -> bool {
     fn plain(name: &str) -> &str {
         let name = name.strip_prefix("localhost/").unwrap_or(name);
         name.strip_suffix(":latest").unwrap_or(name)
@@ -499,6 +516,51 @@ fn comment_start(line: &str) -> usize {
     bytes.len()
 }
 
+/// A heredoc opened and not yet closed.
+struct Heredoc {
+    /// The line that closes it.
+    word: String,
+    /// Whether its body may be YAML (see [`feeds_no_yaml`]).
+    read: bool,
+    /// The first finding of its body.
+    first_finding: usize,
+    /// Its body sets `imagePullPolicy: Never` (or a chart's `pullPolicy: Never`).
+    never: bool,
+}
+
+impl Heredoc {
+    /// Its body's images are never pulled when it says so: `local`, as in a manifest file.
+    fn close(self, sink: &mut Sink<'_>) {
+        if !self.never {
+            return;
+        }
+        for finding in &mut sink.findings[self.first_finding..] {
+            if matches!(
+                finding.status,
+                crate::Status::Floating | crate::Status::Pinned
+            ) {
+                finding.status = crate::Status::Local;
+            }
+        }
+    }
+}
+
+/// Whether a command line that opens a heredoc feeds it to something that is no manifest: an
+/// interpreter's program (`python3 - <<'PY'`), or a CI runner's own file
+/// (`cat >> "$GITHUB_STEP_SUMMARY" <<EOF`).
+fn feeds_no_yaml(code: &str) -> bool {
+    const RUNNER_FILES: [&str; 3] = ["GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "GITHUB_ENV"];
+    const INTERPRETERS: [&str; 8] = [
+        "python", "node", "ruby", "perl", "php", "deno", "bun", "pwsh",
+    ];
+    let program = code
+        .split_whitespace()
+        .find(|word| !word.contains('=') && !matches!(*word, "sudo" | "env" | "exec" | "time"))
+        .map(|word| word.rsplit('/').next().unwrap_or(word));
+    RUNNER_FILES.iter().any(|file| code.contains(file))
+        || program.is_some_and(|program| INTERPRETERS.iter().any(|i| program.starts_with(i)))
+}
+
 /// The terminators of the heredocs a command line opens, in order: `<<WORD`, `<<-WORD`,
 /// `<<'WORD'`, `<<"WORD"`, `<<\WORD`; not `<<<` (a here-string) nor `$((1<<2))`.
 fn heredoc_words(code: &str) -> Vec<String> {
@@ -573,6 +635,12 @@ fn tokens(code: &str) -> Vec<Token> {
             match quote {
                 Some(q) if c == q => quote = None,
                 Some(b'"') | None if c == b'\\' => i += 1,
+                // A CI expression (`${{ env.HOST }}`) is replaced before the shell runs: it
+                // is part of the word around it, braces and spaces included.
+                Some(b'"') | None if c == b'$' && bytes[i + 1..].starts_with(b"{{") => {
+                    i = memchr::memmem::find(&bytes[i + 3..], b"}}")
+                        .map_or(bytes.len(), |j| i + 3 + j + 1);
+                }
                 // `$(…)` (and a Makefile's `$(VAR)`) is part of the word around it
                 // (`-v $(pwd):/app`); what it runs is read as a command line of its own.
                 Some(b'"') | None if c == b'$' && bytes.get(i + 1) == Some(&b'(') => {

@@ -464,6 +464,22 @@ fn scan_scripts(sink: &mut Sink<'_>, mut scripts: Vec<Range<usize>>) {
     for region in scripts {
         crate::shell::scan_region(sink, region);
     }
+    // What the file's YAML says it builds (a build action's tags) is what its scripts run.
+    let made: Vec<String> = sink.findings[..from]
+        .iter()
+        .filter(|finding| finding.status == Status::Local)
+        .map(|finding| finding.text.clone())
+        .collect();
+    for finding in &mut sink.findings[from..] {
+        let floats = matches!(finding.status, Status::Floating | Status::Pinned);
+        if floats
+            && made
+                .iter()
+                .any(|name| crate::shell::same_local_name(name, &finding.text))
+        {
+            finding.status = Status::Local;
+        }
+    }
     crate::shell::mark_named_elsewhere(sink, from);
 }
 

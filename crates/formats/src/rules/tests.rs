@@ -247,14 +247,14 @@ fn an_image_the_pipeline_builds_is_local() {
 /// inside the scalar, which keeps every other byte.
 #[test]
 fn pipeline_scripts_are_read_as_shell_scripts() {
-    let workflow = "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: docker run --rm alpine:3.20 true\n      - run: |-\n          docker run --rm \\\n            -v \"$PWD:/src\" hadolint/hadolint:v2.12.0 hadolint Dockerfile # lint\n          docker run ghcr.io/${{ github.repository }}:latest\n      - shell: pwsh\n        run: docker run mcr.microsoft.com/powershell:7.4\n      - shell: bash -e {0}\n        run: 'docker pull redis:7.2'\n      - run: >\n          docker run folded:1.0\n  windows:\n    runs-on: [self-hosted, Windows]\n    steps:\n      - run: docker run nanoserver:ltsc2022\n";
+    let workflow = "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: docker run --rm alpine:3.20 true\n      - run: |-\n          docker run --rm \\\n            -v \"$PWD:/src\" hadolint/hadolint:v2.12.0 hadolint Dockerfile # lint\n          docker run ghcr.io/${{ github.repository }}:latest\n      - shell: pwsh\n        run: docker run mcr.microsoft.com/powershell:7.4\n      - shell: bash -e {0}\n        run: 'docker run redis:7.2'\n      - run: >\n          docker run folded:1.0\n  windows:\n    runs-on: [self-hosted, Windows]\n    steps:\n      - run: docker run nanoserver:ltsc2022\n";
     let floating = |line, column, text: &str| (line, column, Status::Floating, text.to_owned());
     assert_eq!(
         shapes(FileKind::Workflow, workflow),
         vec![
             floating(6, 30, "alpine:3.20"),
             floating(9, 28, "hadolint/hadolint:v2.12.0"),
-            floating(14, 27, "redis:7.2"),
+            floating(14, 26, "redis:7.2"),
         ]
     );
     let pinned_workflow = pinned(FileKind::Workflow, workflow);
@@ -282,38 +282,81 @@ fn pipeline_scripts_are_read_as_shell_scripts() {
     );
 }
 
-/// An image a script pulls or runs and also names by its tag elsewhere (`kind load`, `docker
-/// tag`, `docker save`) is reported, not written: pulled by digest, the image would not carry
-/// that name locally. A second writable use of the same name, a longer name, or a comment is
-/// no such use.
+/// An image a script needs under its tag is reported, not written: pulled by digest, the
+/// image would not carry that name locally. So is one it also names elsewhere (`kind load`,
+/// `docker tag`, `docker save`, skopeo's `docker-daemon:`), one it pulls and runs nowhere
+/// (fetched for something else), and one it runs after loading images from an archive. A
+/// second writable use of the same name, a longer name, or a comment is no such use.
 #[test]
-fn an_image_a_script_names_by_tag_elsewhere_is_not_written() {
-    let script = "docker pull nginx:1.25\nkind load docker-image nginx:1.25\ndocker pull redis:7 # redis:7 again\ndocker run --rm redis:7 true\ndocker pull docker.io/library/redis:7\ndocker pull busybox:1.36\ndocker save -o b.tar \"busybox:1.36\"\ndocker pull alpine:3.20\ndocker tag alpine:3.20-slim mirror/alpine:3.20-slim\n";
-    let found = findings(FileKind::Shell, script);
-    let rows: Vec<(&str, bool)> = found
-        .iter()
-        .map(|f| {
-            (
-                f.text.as_str(),
-                matches!(f.site, EditSite::Unsupported { .. }),
-            )
-        })
-        .collect();
+fn an_image_a_script_needs_under_its_tag_is_not_written() {
+    let cases: &[(&str, &[(&str, bool)])] = &[
+        (
+            "docker pull nginx:1.25\nkind load docker-image nginx:1.25\n",
+            &[("nginx:1.25", true)],
+        ),
+        (
+            "docker pull redis:7 # redis:7 again\ndocker run --rm redis:7 true\ndocker run docker.io/library/redis:7\n",
+            &[
+                ("redis:7", false),
+                ("redis:7", false),
+                ("docker.io/library/redis:7", false),
+            ],
+        ),
+        (
+            "docker run --rm busybox:1.36 true\ndocker save -o b.tar \"busybox:1.36\"\n",
+            &[("busybox:1.36", true)],
+        ),
+        (
+            "docker run alpine:3.20\ndocker tag alpine:3.20-slim mirror/alpine:3.20-slim\n",
+            &[("alpine:3.20", false)],
+        ),
+        (
+            "skopeo copy docker://alpine:3.20 docker-daemon:alpine:3.20\ndocker run alpine:3.20\n",
+            &[("alpine:3.20", true)],
+        ),
+        // Fetched ahead for the tests, which run it by its tag.
+        (
+            "docker pull consul:1.8.4\ndocker pull consul:1.8.4\n",
+            &[("consul:1.8.4", true), ("consul:1.8.4", true)],
+        ),
+        (
+            "docker load -i app.tar\ndocker run --rm acme/app:1.0 test\n",
+            &[("acme/app:1.0", true)],
+        ),
+        (
+            "# docker load -i app.tar\ndocker run --rm acme/app:1.0 test\n",
+            &[("acme/app:1.0", false)],
+        ),
+    ];
+    for (script, expected) in cases {
+        let rows: Vec<(String, bool)> = findings(FileKind::Shell, script)
+            .into_iter()
+            .map(|f| (f.text, matches!(f.site, EditSite::Unsupported { .. })))
+            .collect();
+        let expected: Vec<(String, bool)> = expected
+            .iter()
+            .map(|(text, refused)| ((*text).to_owned(), *refused))
+            .collect();
+        assert_eq!(rows, expected, "{script:?}");
+    }
+    let reasons: Vec<String> = [
+        "docker pull nginx:1.25\nkind load docker-image nginx:1.25\n",
+        "docker pull consul:1.8.4\n",
+        "docker load < app.tar\ndocker run acme/app:1.0\n",
+    ]
+    .iter()
+    .map(|script| unsupported_reason(&findings(FileKind::Shell, script)[0]).to_owned())
+    .collect();
     assert_eq!(
-        rows,
+        reasons,
         [
-            ("nginx:1.25", true),
-            ("redis:7", false),
-            ("redis:7", false),
-            ("docker.io/library/redis:7", false),
-            ("busybox:1.36", true),
-            ("alpine:3.20", false),
+            "the script also names `nginx:1.25` by its tag (line 2): pulled by digest, the image \
+             would no longer carry that name locally",
+            "pulled here and run nowhere in this file: it is fetched for something else that \
+             runs it by its tag, and pulled by digest the image would not carry that tag",
+            "the script loads images from an archive (line 1): the image it runs may be one of \
+             them, which a digest would replace with the registry's",
         ]
-    );
-    assert_eq!(
-        unsupported_reason(&found[0]),
-        "the script also names `nginx:1.25` by its tag (line 2): pulled by digest, the image \
-         would no longer carry that name locally"
     );
     // In a workflow, the job's `container:` of the same name is pinned alike.
     let workflow =
@@ -322,6 +365,65 @@ fn an_image_a_script_names_by_tag_elsewhere_is_not_written() {
         findings(FileKind::Workflow, workflow)
             .iter()
             .all(|f| !matches!(f.site, EditSite::Unsupported { .. }))
+    );
+}
+
+/// A CI expression is part of the shell word it is in: `docker exec ${{ env.NAME }} docker
+/// run …` runs in a container, `ssh ${{ secrets.HOST }} docker pull …` on another host.
+#[test]
+fn a_ci_expression_is_one_shell_word() {
+    for script in [
+        "docker exec ${{ env.DOCKER_CONTAINER }} docker run hello-world\n",
+        "ssh ${{ secrets.USER }}@${{ secrets.HOST }} docker pull myorg/app:v1\n",
+        "echo Deploying ${{ github.sha }} docker pull myorg/app:v3\n",
+    ] {
+        assert_eq!(findings(FileKind::Shell, script), vec![], "{script:?}");
+    }
+}
+
+/// A heredoc's `image:` lines are a manifest's, except in a heredoc fed to an interpreter or
+/// to a CI runner's own file; a manifest that says `imagePullPolicy: Never` runs its images
+/// from the node, as a manifest file does.
+#[test]
+fn heredocs_are_read_as_what_they_feed() {
+    let shape = |script: &str| -> Vec<(String, Status)> {
+        findings(FileKind::Shell, script)
+            .into_iter()
+            .map(|f| (f.text, f.status))
+            .collect()
+    };
+    let never = "cat <<EOF | kubectl apply -f -\nspec:\n  containers:\n  - name: c\n    image: nginx:1.19\n    imagePullPolicy: Never\nEOF\ncat <<EOF > values.yaml\nimage: redis:7\nEOF\n";
+    assert_eq!(
+        shape(never),
+        [
+            ("nginx:1.19".to_owned(), Status::Local),
+            ("redis:7".to_owned(), Status::Floating)
+        ]
+    );
+    for script in [
+        "python3 - <<'PY'\nprint('image: nginx:1.25')\nPY\n",
+        "cat >> \"$GITHUB_STEP_SUMMARY\" <<EOF\nimage: nginx:1.25\nEOF\n",
+    ] {
+        assert_eq!(shape(script), [], "{script:?}");
+    }
+}
+
+/// The names a `docker/build-push-action` step tags its build with are `local`, and so is a
+/// later step's or job's use of them.
+#[test]
+fn a_build_action_s_tags_are_local() {
+    let workflow = "jobs:\n  build:\n    steps:\n      - uses: docker/build-push-action@v6\n        with:\n          load: true\n          tags: |\n            brew\n            ghcr.io/acme/brew:ci, ${{ env.TAG }}\n      - run: docker run --rm brew brew test-bot\n      - run: docker run --rm brew:latest true\n  test:\n    container: ghcr.io/acme/brew:ci\n    steps:\n      - run: docker run --rm alpine:3.20 true\n";
+    let local = |line, column, text: &str| (line, column, Status::Local, text.to_owned());
+    assert_eq!(
+        shapes(FileKind::Workflow, workflow),
+        vec![
+            local(8, 13, "brew"),
+            local(9, 13, "ghcr.io/acme/brew:ci"),
+            local(10, 30, "brew"),
+            local(11, 30, "brew:latest"),
+            local(13, 16, "ghcr.io/acme/brew:ci"),
+            (15, 30, Status::Floating, "alpine:3.20".to_owned()),
+        ]
     );
 }
 

@@ -7,12 +7,16 @@
 //! the job uses `matrix.image` nowhere else but its `name` (a condition such as
 //! `if: matrix.image == 'debian:12'` would no longer hold once pinned).
 //!
-//! The `run` scripts of steps are read as shell scripts ([`run_steps`]).
+//! The `run` scripts of steps are read as shell scripts ([`run_steps`]). The names a
+//! `docker/build-push-action` step tags its build with are `local`, and so is every use of
+//! them in the file.
 
 mod run_steps;
 
 use super::{Map, Out, Rules, ScalarAt, Seg};
 use crate::EditSite;
+use crate::common::Found;
+use crate::yaml::tree::Style;
 
 pub(crate) struct Workflow;
 
@@ -62,6 +66,9 @@ impl Rules for Workflow {
             if runs_with_image(uses.value) {
                 action_image(map, out);
             }
+            if is_action(uses.value, "docker/build-push-action") {
+                built_tags(map, out);
+            }
             out.inline(&uses, DOCKER);
         }
     }
@@ -69,10 +76,46 @@ impl Rules for Workflow {
 
 /// Whether `uses` (`owner/repo@ref`) names an action of [`RUNS_WITH_IMAGE`].
 fn runs_with_image(uses: &str) -> bool {
+    RUNS_WITH_IMAGE.iter().any(|known| is_action(uses, known))
+}
+
+/// Whether `uses` (`owner/repo@ref`) names the action `known` (`owner/repo`).
+fn is_action(uses: &str, known: &str) -> bool {
     let action = uses.split_once('@').map_or(uses, |(action, _)| action);
-    RUNS_WITH_IMAGE
-        .iter()
-        .any(|known| action.eq_ignore_ascii_case(known))
+    action.eq_ignore_ascii_case(known)
+}
+
+/// The names a `docker/build-push-action` step (`map`) tags its build with (`with.tags`: one
+/// name, or several split by commas or lines), reported `local`: what the workflow builds,
+/// which a later step or job runs (`docker run --rm app`, `container: app:ci`).
+fn built_tags(map: &Map<'_, '_>, out: &mut Out<'_>) {
+    let doc = map.doc;
+    let Some(tags) = map
+        .get("with")
+        .and_then(|with| doc.value_of(with, "tags"))
+        .and_then(|at| doc.scalar(&at))
+    else {
+        return;
+    };
+    if tags.decoded && tags.style != Style::Literal || tags.style == Style::Folded {
+        return;
+    }
+    let source = &out.text[tags.span.clone()];
+    // A literal block's lines follow its indicator.
+    let body = match tags.style {
+        Style::Literal => source.find('\n').map_or(source.len(), |i| i + 1),
+        _ => 0,
+    };
+    let mut at = tags.span.start + body;
+    for part in source[body..].split_inclusive([',', '\n']) {
+        let name = part.trim_end_matches([',', '\n', '\r']);
+        let start = at + (name.len() - name.trim_start().len());
+        let name = name.trim();
+        at += part.len();
+        if !name.is_empty() && !name.contains('$') {
+            out.push(Found::local(start..start + name.len(), name), None);
+        }
+    }
 }
 
 /// The `with.image` of a step (`map`) whose action runs it.

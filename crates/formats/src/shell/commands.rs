@@ -427,6 +427,7 @@ fn cli_command(sink: &mut Sink<'_>, command: &Words<'_>, offset: usize) {
     if matches!(command.text(index), Some("container" | "image" | "buildx")) {
         index += 1;
     }
+    let pulls = command.text(index) == Some("pull");
     let options = match command.text(index) {
         Some("run" | "create") => &RUN,
         Some("pull") => &PULL,
@@ -465,6 +466,10 @@ fn cli_command(sink: &mut Sink<'_>, command: &Words<'_>, offset: usize) {
         report(sink, &command.code[start..end], offset + start);
         if never && sink.len() > before {
             mark_last_local(sink);
+        }
+        if pulls && sink.len() > before {
+            let pulled = sink.findings.last().map(|finding| finding.span.start);
+            sink.pulled.extend(pulled);
         }
     }
 }

@@ -1,53 +1,70 @@
-//! Images a script also names by their tag elsewhere: `docker pull nginx:1.25` and then
+//! Images a script needs under their tag: `docker pull nginx:1.25` and then
 //! `kind load docker-image nginx:1.25`, `docker tag nginx:1.25 mirror/nginx:1.25` or
-//! `docker save nginx:1.25`.
+//! `docker save nginx:1.25`; a pull that nothing in the file runs (it fetches the image ahead
+//! for a test or a compose file that runs it by its tag); and an image run in a script that
+//! loads images from an archive (`docker load -i app.tar`), which may be one of them.
 //!
 //! Pulled (or run) by `nginx:1.25@sha256:…`, the image is stored under its digest only: the
 //! container CLIs ignore the tag beside a digest, so no local image is named `nginx:1.25`
-//! any more and the later command fails. Such a reference is reported, not written.
+//! any more and the later command fails, or pulls the tag again. Such a reference is
+//! reported, not written.
+
+use std::ops::Range;
 
 use crate::common::Sink;
 use crate::{EditSite, Status};
 
 /// Makes unwritable the floating findings from `from` on (a script's, found by this module's
-/// scanner) whose text the sink's text also holds as a whole name somewhere no writable
-/// finding of the same text stands.
+/// scanner) that the script needs under their tag (see the module's documentation).
 pub(crate) fn mark_named_elsewhere(sink: &mut Sink<'_>, from: usize) {
     let text = sink.text;
-    let writable: Vec<(String, std::ops::Range<usize>)> = sink.findings[from..]
+    // Every writable finding, a workflow's `container: nginx:1.25` too: pinned alike, its
+    // place is no use by tag.
+    let writable: Vec<(String, Range<usize>)> = sink
+        .findings
         .iter()
         .filter(|finding| is_writable(finding.status, &finding.site))
         .map(|finding| (finding.text.clone(), finding.span.clone()))
-        .chain(
-            // A writable finding of another scanner (a workflow's `container: nginx:1.25`)
-            // is pinned alike: its place is no use by tag.
-            sink.findings[..from]
-                .iter()
-                .filter(|finding| is_writable(finding.status, &finding.site))
-                .map(|finding| (finding.text.clone(), finding.span.clone())),
-        )
         .collect();
+    let loads = archive_load(text);
     for index in from..sink.findings.len() {
         let finding = &sink.findings[index];
         if !is_writable(finding.status, &finding.site) || finding.text.contains('@') {
             continue;
         }
-        let elsewhere = whole_names(text, &finding.text).find(|at| {
+        let name = finding.text.clone();
+        let pulled = sink.pulled.contains(&finding.span.start);
+        let same = |(other, _): &&(String, Range<usize>)| *other == name;
+        let reason = if let Some(at) = whole_names(text, &name).find(|at| {
             !writable
                 .iter()
-                .any(|(name, span)| *name == finding.text && span.contains(at))
-        });
-        if let Some(at) = elsewhere {
+                .filter(same)
+                .any(|(_, span)| span.contains(at))
+        }) {
             let (line, _) = sink.position(at);
-            let finding = &mut sink.findings[index];
-            finding.site = EditSite::Unsupported {
-                reason: format!(
-                    "the script also names `{}` by its tag (line {line}): pulled by digest, \
-                     the image would no longer carry that name locally",
-                    finding.text
-                ),
-            };
-        }
+            format!(
+                "the script also names `{name}` by its tag (line {line}): pulled by digest, the \
+                 image would no longer carry that name locally"
+            )
+        } else if pulled
+            && !writable
+                .iter()
+                .filter(same)
+                .any(|(_, span)| !sink.pulled.contains(&span.start))
+        {
+            "pulled here and run nowhere in this file: it is fetched for something else that \
+             runs it by its tag, and pulled by digest the image would not carry that tag"
+                .to_owned()
+        } else if let Some(at) = loads.filter(|_| !pulled) {
+            let (line, _) = sink.position(at);
+            format!(
+                "the script loads images from an archive (line {line}): the image it runs \
+                 may be one of them, which a digest would replace with the registry's"
+            )
+        } else {
+            continue;
+        };
+        sink.findings[index].site = EditSite::Unsupported { reason };
     }
 }
 
@@ -55,9 +72,38 @@ fn is_writable(status: Status, site: &EditSite) -> bool {
     status == Status::Floating && !matches!(site, EditSite::Unsupported { .. })
 }
 
+/// Where `text` first loads images from an archive: `docker load` (or podman's, nerdctl's),
+/// outside comments.
+fn archive_load(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    memchr::memmem::find_iter(bytes, b" load")
+        .map(|at| at + 1)
+        .find(|&at| {
+            let (line, column) = line_around(text, at);
+            let before = line[..column].trim_end();
+            let cli = before
+                .rsplit([' ', '\t', '(', ';', '&', '|', '$', '{'])
+                .next();
+            cli.is_some_and(|cli| {
+                let program = cli.rsplit('/').next().unwrap_or(cli);
+                matches!(program, "docker" | "podman" | "nerdctl")
+            }) && super::comment_start(line) > column
+                && !line[column + "load".len()..].starts_with(|c: char| c.is_alphanumeric())
+        })
+}
+
+/// The line `at` is on, and `at`'s column in it (in bytes).
+fn line_around(text: &str, at: usize) -> (&str, usize) {
+    let bytes = text.as_bytes();
+    let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+    let end = memchr::memchr(b'\n', &bytes[at..]).map_or(text.len(), |i| at + i);
+    (&text[start..end], at - start)
+}
+
 /// Where `text` holds `name` as a whole name, outside comments: neither byte beside it could
 /// continue a reference (`docker.io/nginx:1.25` and `nginx:1.25-alpine` do not name
-/// `nginx:1.25`).
+/// `nginx:1.25`), except a transport that names the local daemon's store
+/// (`skopeo copy … docker-daemon:nginx:1.25`).
 fn whole_names<'a>(text: &'a str, name: &'a str) -> impl Iterator<Item = usize> + 'a {
     let bytes = text.as_bytes();
     let continues =
@@ -66,9 +112,9 @@ fn whole_names<'a>(text: &'a str, name: &'a str) -> impl Iterator<Item = usize> 
         .map(|(at, _)| at)
         .filter(move |&at| {
             let before = at.checked_sub(1).and_then(|i| bytes.get(i));
-            let line_start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
-            let line_end = memchr::memchr(b'\n', &bytes[at..]).map_or(text.len(), |i| at + i);
-            let commented = super::comment_start(&text[line_start..line_end]) < at - line_start;
-            !continues(before) && !continues(bytes.get(at + name.len())) && !commented
+            let daemon = text[..at].ends_with("docker-daemon:");
+            let (line, column) = line_around(text, at);
+            let commented = super::comment_start(line) < column;
+            (daemon || !continues(before)) && !continues(bytes.get(at + name.len())) && !commented
         })
 }
