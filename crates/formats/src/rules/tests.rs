@@ -427,6 +427,25 @@ fn a_build_action_s_tags_are_local() {
     );
 }
 
+/// A flow collection closed at its holder's indentation (strictly invalid, read by libyaml
+/// and so by Kubernetes and GitHub) is read, and the edit lands on the text as written.
+#[test]
+fn a_flow_collection_closed_at_its_holder_s_indentation_is_read() {
+    let text = "spec:\n  containers:\n    - args: [\n        --v=2,\n    ]\n      image: nginx:1.25\n    - {name: b,\n       image: redis:7\n  }\n";
+    assert_eq!(
+        shapes(FileKind::Yaml, text),
+        vec![
+            (6, 14, Status::Floating, "nginx:1.25".to_owned()),
+            (8, 15, Status::Floating, "redis:7".to_owned()),
+        ]
+    );
+    assert_eq!(
+        pinned(FileKind::Yaml, text),
+        text.replace("nginx:1.25", &format!("nginx:1.25@{}", digest()))
+            .replace("redis:7", &format!("redis:7@{}", digest()))
+    );
+}
+
 /// A Tekton step's image given as a parameter is the parameter's default, pinned there when
 /// the Task reads the parameter nowhere else; read elsewhere too, it is reported, not
 /// written. Two steps reading it report it once.

@@ -10,10 +10,12 @@
 //! Kubernetes, Helm, compose and workflow files are written in, at that speed, and gives up
 //! ([`fast::Bail`]) on anything else, which then goes to the conformant reader. Both build the
 //! same [`Tree`]; the tests run both over the YAML test suite and over generated documents and
-//! require the same trees. Every syntax error comes from the conformant reader.
+//! require the same trees. Every syntax error comes from the conformant reader, which forgives
+//! only the under-indented flow lines libyaml reads ([`indentation`]).
 
 pub(crate) mod conformant;
 pub(crate) mod fast;
+mod indentation;
 pub(crate) mod tree;
 
 #[cfg(test)]
@@ -64,7 +66,7 @@ pub(crate) fn read(path: &Path, text: &str, mode: Mode) -> Result<Tree, Error> {
     if mode == Mode::Lenient {
         return Ok(fast::read_lenient(text));
     }
-    conformant::read(text).map_err(|rejected| Error::Syntax {
+    indentation::read(text).map_err(|rejected| Error::Syntax {
         path: path.to_path_buf(),
         line: rejected.line,
         column: rejected.column,
