@@ -41,13 +41,15 @@ use crate::common::{Found, Sink, is_templated};
 
 /// Scans a whole script.
 pub(crate) fn scan(sink: &mut Sink<'_>) {
-    scan_region(sink, 0..sink.text.len());
+    scan_region(sink, 0..sink.text.len(), false);
     mark_named_elsewhere(sink, 0);
 }
 
 /// Scans the lines of `region` of the sink's text as a script: a CI step's commands, held in
-/// a YAML scalar whose source is the script as it runs.
-pub(crate) fn scan_region(sink: &mut Sink<'_>, region: std::ops::Range<usize>) {
+/// a YAML scalar whose source is the script as it runs. `joined`: the lines are one command
+/// line, as YAML folds a multi-line plain or folded scalar into one (its line breaks and
+/// indentation are blanks between words, as a continuation's are).
+pub(crate) fn scan_region(sink: &mut Sink<'_>, region: std::ops::Range<usize>, joined: bool) {
     let text = &sink.text[region.clone()];
     // The heredocs opened and not yet closed; the first one's body is read.
     let mut heredocs: VecDeque<Heredoc> = VecDeque::new();
@@ -103,8 +105,9 @@ pub(crate) fn scan_region(sink: &mut Sink<'_>, region: std::ops::Range<usize>) {
         let logical_start = *logical.get_or_insert(start);
         let kept = bytes.len() + code.len();
         bytes.extend_from_slice(raw.as_bytes());
-        let continued = !opens_heredoc && code.trim_end().ends_with('\\');
-        if continued {
+        let escaped = !opens_heredoc && code.trim_end().ends_with('\\');
+        let continued = escaped || joined && offset < region.end;
+        if escaped {
             let backslash = bytes.len() - raw.len() + code.trim_end().len() - 1;
             bytes[backslash] = b' ';
         }

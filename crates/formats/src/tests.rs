@@ -1507,6 +1507,20 @@ fn shell_container_commands() {
             "docker pull alpine:3.20\n",
             one(1, 13, Floating, "alpine:3.20"),
         ),
+        // Flags given a value with `=` (docker's `--sig-proxy`, podman's `--tls-verify`,
+        // `--http-proxy`), and options podman and nerdctl add.
+        (
+            "docker run --sig-proxy=false --rm alpine:3.20 true\n",
+            one(1, 35, Floating, "alpine:3.20"),
+        ),
+        (
+            "podman run --tls-verify=false --systemd=always --http-proxy=false alpine:3.20\n",
+            one(1, 67, Floating, "alpine:3.20"),
+        ),
+        (
+            "nerdctl run --snapshotter stargz alpine:3.20\n",
+            one(1, 34, Floating, "alpine:3.20"),
+        ),
         // A backtick's command is part of the word around it, as `$(…)` is; what it runs is
         // read too.
         (

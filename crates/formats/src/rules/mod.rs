@@ -175,8 +175,9 @@ pub(crate) struct Out<'s> {
     /// it has an image to report (see [`Out::managed`]).
     controllers: Controllers<'s>,
     candidates: Vec<Candidate>,
-    /// The regions of the text that are shell scripts a pipeline runs ([`Out::script`]).
-    scripts: Vec<Range<usize>>,
+    /// The regions of the text that are shell scripts a pipeline runs, and whether each is
+    /// one command line folded over several ([`Out::script`]).
+    scripts: Vec<(Range<usize>, bool)>,
 }
 
 /// What [`Out::managed`] reads: the document, and what it found once asked.
@@ -223,29 +224,44 @@ impl Out<'_> {
 
     /// `scalar` is a shell script a pipeline runs (a workflow step's `run`, a GitLab job's
     /// `script` line): its commands are read as a script's are. Only a scalar whose source is
-    /// the script line for line is read: a literal block (its lines after the indicator; the
-    /// indentation YAML strips is blanks to a shell), or one line with no escapes. A folded
-    /// or multi-line flow scalar joins lines into other commands, so it is not read.
+    /// the script, or the one command line YAML folds it into, is read: a literal block (its
+    /// lines after the indicator; the indentation YAML strips is blanks to a shell), one line
+    /// with no escapes, or a plain or folded scalar with no blank line (and a folded one with
+    /// no line indented deeper), which YAML joins into one line with spaces.
     pub(crate) fn script(&mut self, scalar: &ScalarAt<'_>) {
         let Some(source) = self.text.get(scalar.span.clone()) else {
             return;
         };
-        let region = match scalar.style {
-            Style::Literal => match source.find('\n') {
-                Some(header) => scalar.span.start + header + 1..scalar.span.end,
-                None => return,
-            },
-            Style::Folded => return,
-            // A quoted scalar's span is inside its quotes.
-            Style::Plain | Style::Single | Style::Double => {
-                if scalar.decoded || source.contains('\n') {
+        let lines = source.contains('\n');
+        let script = match scalar.style {
+            Style::Literal | Style::Folded => {
+                let Some(header) = source.find('\n') else {
+                    return;
+                };
+                let region = scalar.span.start + header + 1..scalar.span.end;
+                let folded = scalar.style == Style::Folded;
+                if folded && !folds_into_one_line(source[header + 1..].lines(), true) {
                     return;
                 }
-                scalar.span.clone()
+                (region, folded)
+            }
+            Style::Plain if lines => {
+                if !folds_into_one_line(source.lines().skip(1), false) {
+                    return;
+                }
+                (scalar.span.clone(), true)
+            }
+            // A quoted scalar's span is inside its quotes.
+            Style::Plain | Style::Single | Style::Double => {
+                if scalar.decoded || lines {
+                    return;
+                }
+                (scalar.span.clone(), false)
             }
         };
-        if !region.is_empty() && !self.masked(region.clone()) && !self.scripts.contains(&region) {
-            self.scripts.push(region);
+        let (region, _) = &script;
+        if !region.is_empty() && !self.masked(region.clone()) && !self.scripts.contains(&script) {
+            self.scripts.push(script);
         }
     }
 
@@ -452,17 +468,30 @@ pub(crate) fn apply_with<'t>(
     Ok(())
 }
 
+/// Whether `lines` (a plain scalar's lines after its first, or a folded block's content) fold
+/// into one line with its first: none is blank, and for a folded block (`alike`), all are
+/// indented alike (a folded block keeps the line breaks around a line indented deeper; a
+/// plain scalar's indentation is folded away).
+fn folds_into_one_line<'a>(mut lines: impl Iterator<Item = &'a str>, alike: bool) -> bool {
+    let indent = |line: &str| line.len() - line.trim_start().len();
+    let mut first = None;
+    lines.all(|line| {
+        let same = *first.get_or_insert(indent(line)) == indent(line);
+        !line.trim().is_empty() && (same || !alike)
+    })
+}
+
 /// Reads the scripts the rules found as a shell script's lines are read, once each however
 /// many places reach them (a GitLab `script` anchored and aliased into several jobs).
-fn scan_scripts(sink: &mut Sink<'_>, mut scripts: Vec<Range<usize>>) {
+fn scan_scripts(sink: &mut Sink<'_>, mut scripts: Vec<(Range<usize>, bool)>) {
     if scripts.is_empty() {
         return;
     }
-    scripts.sort_by_key(|region| (region.start, region.end));
+    scripts.sort_by_key(|(region, _)| (region.start, region.end));
     scripts.dedup();
     let from = sink.len();
-    for region in scripts {
-        crate::shell::scan_region(sink, region);
+    for (region, joined) in scripts {
+        crate::shell::scan_region(sink, region, joined);
     }
     // What the file's YAML says it builds (a build action's tags) is what its scripts run.
     let made: Vec<String> = sink.findings[..from]

@@ -243,11 +243,11 @@ fn an_image_the_pipeline_builds_is_local() {
 }
 
 /// A workflow step's `run` and a GitLab job's script lines are read as shell scripts, when
-/// their source is the script line for line and their shell is a POSIX one; the edit lands
-/// inside the scalar, which keeps every other byte.
+/// their source is the script line for line (or one command line folded over several) and
+/// their shell is a POSIX one; the edit lands inside the scalar, which keeps every other byte.
 #[test]
 fn pipeline_scripts_are_read_as_shell_scripts() {
-    let workflow = "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: docker run --rm alpine:3.20 true\n      - run: |-\n          docker run --rm \\\n            -v \"$PWD:/src\" hadolint/hadolint:v2.12.0 hadolint Dockerfile # lint\n          docker run ghcr.io/${{ github.repository }}:latest\n      - shell: pwsh\n        run: docker run mcr.microsoft.com/powershell:7.4\n      - shell: bash -e {0}\n        run: 'docker run redis:7.2'\n      - run: >\n          docker run folded:1.0\n  windows:\n    runs-on: [self-hosted, Windows]\n    steps:\n      - run: docker run nanoserver:ltsc2022\n";
+    let workflow = "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: docker run --rm alpine:3.20 true\n      - run: |-\n          docker run --rm \\\n            -v \"$PWD:/src\" hadolint/hadolint:v2.12.0 hadolint Dockerfile # lint\n          docker run ghcr.io/${{ github.repository }}:latest\n      - shell: pwsh\n        run: docker run mcr.microsoft.com/powershell:7.4\n      - shell: bash -e {0}\n        run: 'docker run redis:7.2'\n      - run: >\n          docker run --rm\n          folded:1.0 true\n      - run: >\n          echo\n\n          docker run kept:1.0\n  windows:\n    runs-on: [self-hosted, Windows]\n    steps:\n      - run: docker run nanoserver:ltsc2022\n";
     let floating = |line, column, text: &str| (line, column, Status::Floating, text.to_owned());
     assert_eq!(
         shapes(FileKind::Workflow, workflow),
@@ -255,6 +255,7 @@ fn pipeline_scripts_are_read_as_shell_scripts() {
             floating(6, 30, "alpine:3.20"),
             floating(9, 28, "hadolint/hadolint:v2.12.0"),
             floating(14, 26, "redis:7.2"),
+            floating(17, 11, "folded:1.0"),
         ]
     );
     let pinned_workflow = pinned(FileKind::Workflow, workflow);
@@ -264,20 +265,22 @@ fn pipeline_scripts_are_read_as_shell_scripts() {
             .replace("alpine:3.20", &format!("alpine:3.20@{}", digest()))
             .replace("v2.12.0", &format!("v2.12.0@{}", digest()))
             .replace("redis:7.2", &format!("redis:7.2@{}", digest()))
+            .replace("folded:1.0", &format!("folded:1.0@{}", digest()))
     );
     let action = "runs:\n  using: composite\n  steps:\n    - shell: sh\n      run: docker run --rm busybox:1.36 true\n    - shell: python\n      run: print('docker run busybox:1.35')\n";
     assert_eq!(
         shapes(FileKind::Workflow, action),
         vec![floating(5, 28, "busybox:1.36")]
     );
-    let gitlab = ".setup: &setup\n  - docker pull postgres:16\nbuild:\n  before_script: *setup\n  script:\n    - docker build -t $CI_REGISTRY_IMAGE:$CI_COMMIT_SHA .\n    - [\"docker run --rm busybox:1.36 true\"]\n    - |\n      docker run --rm \\\n        curlimages/curl:8.5.0 -sf http://x\n  after_script: \"docker run \\\"quoted:1\\\"\"\ndefault:\n  before_script: docker run --rm alpine:3.20 true\n";
+    let gitlab = ".setup: &setup\n  - docker pull postgres:16\nbuild:\n  before_script: *setup\n  script:\n    - docker build -t $CI_REGISTRY_IMAGE:$CI_COMMIT_SHA .\n    - [\"docker run --rm busybox:1.36 true\"]\n    - |\n      docker run --rm \\\n        curlimages/curl:8.5.0 -sf http://x\n    - docker run --rm\n        -v $PWD:/src\n      plain/multi:1.0 lint\n  after_script: \"docker run \\\"quoted:1\\\"\"\ndefault:\n  before_script: docker run --rm alpine:3.20 true\n";
     assert_eq!(
         shapes(FileKind::GitlabCi, gitlab),
         vec![
             floating(2, 17, "postgres:16"),
             floating(7, 25, "busybox:1.36"),
             floating(10, 9, "curlimages/curl:8.5.0"),
-            floating(13, 34, "alpine:3.20"),
+            floating(13, 7, "plain/multi:1.0"),
+            floating(16, 34, "alpine:3.20"),
         ]
     );
 }
@@ -318,6 +321,23 @@ fn an_image_a_script_needs_under_its_tag_is_not_written() {
         (
             "docker pull consul:1.8.4\ndocker pull consul:1.8.4\n",
             &[("consul:1.8.4", true), ("consul:1.8.4", true)],
+        ),
+        // Names are compared as a runtime compares them.
+        (
+            "docker run -d postgres:latest\ndocker save postgres > pg.tar\n",
+            &[("postgres:latest", true)],
+        ),
+        (
+            "docker run -d docker.io/library/redis:7\ndocker tag redis:7 myredis\n",
+            &[("docker.io/library/redis:7", true)],
+        ),
+        (
+            "docker pull -q alpine\ndocker run --rm alpine:latest true\n",
+            &[("alpine", false), ("alpine:latest", false)],
+        ),
+        (
+            "docker run --name db -d quay.io/acme/db:1\ndocker rmi quay.io/acme/db:1\n",
+            &[("quay.io/acme/db:1", true)],
         ),
         (
             "docker load -i app.tar\ndocker run --rm acme/app:1.0 test\n",

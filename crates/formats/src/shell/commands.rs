@@ -206,9 +206,11 @@ const RUN_VALUES: &[&str] = &[
     "--security-opt",
     "--shm-size",
     "--stop-signal",
+    "--snapshotter",
     "--stop-timeout",
     "--storage-opt",
     "--sysctl",
+    "--systemd",
     "--tmpfs",
     "--ulimit",
     "--user",
@@ -230,10 +232,13 @@ const RUN_FLAGS: &[&str] = &[
     "--privileged",
     "--publish-all",
     "--quiet",
+    "--http-proxy",
     "--read-only",
     "--replace",
     "--rm",
     "--rmi",
+    "--sig-proxy",
+    "--tls-verify",
     "--tty",
     "--use-api-socket",
 ];
@@ -253,7 +258,12 @@ const PULL_VALUES: &[&str] = &[
     "--retry-delay",
     "--unpack",
 ];
-const PULL_FLAGS: &[&str] = &["--disable-content-trust", "--quiet", "--all-platforms"];
+const PULL_FLAGS: &[&str] = &[
+    "--disable-content-trust",
+    "--quiet",
+    "--all-platforms",
+    "--tls-verify",
+];
 const PULL_SHORT_FLAGS: &str = "q";
 
 /// The options of a subcommand.

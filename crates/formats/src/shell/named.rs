@@ -11,51 +11,67 @@
 
 use std::ops::Range;
 
+use tagpin_reference::{ImageReference, TagKey};
+
 use crate::common::Sink;
 use crate::{EditSite, Status};
 
 /// Makes unwritable the floating findings from `from` on (a script's, found by this module's
-/// scanner) that the script needs under their tag (see the module's documentation).
+/// scanner) that the script needs under their tag (see the module's documentation). Names
+/// are compared as a runtime compares them: `redis:7`, `docker.io/library/redis:7` and
+/// `index.docker.io/library/redis:7` are one image, and so are `alpine` and `alpine:latest`.
 pub(crate) fn mark_named_elsewhere(sink: &mut Sink<'_>, from: usize) {
     let text = sink.text;
+    let candidate = |finding: &crate::Finding| {
+        is_writable(finding.status, &finding.site) && !finding.text.contains('@')
+    };
+    if !sink.findings[from..].iter().any(candidate) {
+        return;
+    }
     // Every writable finding, a workflow's `container: nginx:1.25` too: pinned alike, its
-    // place is no use by tag.
-    let writable: Vec<(String, Range<usize>)> = sink
+    // place is no use by tag. With whether a script pulls it.
+    let writable: Vec<(TagKey, Range<usize>, bool)> = sink
         .findings
         .iter()
         .filter(|finding| is_writable(finding.status, &finding.site))
-        .map(|finding| (finding.text.clone(), finding.span.clone()))
+        .filter_map(|finding| {
+            let key = finding.reference.as_ref()?.tag_key();
+            let pulled = sink.pulled.contains(&finding.span.start);
+            Some((key, finding.span.clone(), pulled))
+        })
         .collect();
-    let loads = archive_load(text);
+    let loads = std::cell::OnceCell::new();
     for index in from..sink.findings.len() {
         let finding = &sink.findings[index];
-        if !is_writable(finding.status, &finding.site) || finding.text.contains('@') {
+        let Some(reference) = finding.reference.as_ref().filter(|_| candidate(finding)) else {
             continue;
-        }
-        let name = finding.text.clone();
+        };
+        let key = reference.tag_key();
         let pulled = sink.pulled.contains(&finding.span.start);
-        let same = |(other, _): &&(String, Range<usize>)| *other == name;
-        let reason = if let Some(at) = whole_names(text, &name).find(|at| {
-            !writable
-                .iter()
-                .filter(same)
-                .any(|(_, span)| span.contains(at))
-        }) {
+        let same = |(other, _, _): &&(TagKey, Range<usize>, bool)| *other == key;
+        let elsewhere = spellings(reference).into_iter().find_map(|spelling| {
+            whole_names(text, &spelling).find(|at| {
+                !writable
+                    .iter()
+                    .filter(same)
+                    .any(|(_, span, _)| span.contains(at))
+            })
+        });
+        let reason = if let Some(at) = elsewhere {
             let (line, _) = sink.position(at);
             format!(
-                "the script also names `{name}` by its tag (line {line}): pulled by digest, the \
-                 image would no longer carry that name locally"
+                "the script also names `{}` by its tag (line {line}): pulled by digest, the \
+                 image would no longer carry that name locally",
+                sink.findings[index].text
             )
-        } else if pulled
-            && !writable
-                .iter()
-                .filter(same)
-                .any(|(_, span)| !sink.pulled.contains(&span.start))
-        {
+        } else if pulled && !writable.iter().filter(same).any(|(_, _, pulled)| !pulled) {
             "pulled here and run nowhere in this file: it is fetched for something else that \
              runs it by its tag, and pulled by digest the image would not carry that tag"
                 .to_owned()
-        } else if let Some(at) = loads.filter(|_| !pulled) {
+        } else if let Some(&at) = (!pulled)
+            .then(|| loads.get_or_init(|| archive_load(text)).as_ref())
+            .flatten()
+        {
             let (line, _) = sink.position(at);
             format!(
                 "the script loads images from an archive (line {line}): the image it runs \
@@ -66,6 +82,30 @@ pub(crate) fn mark_named_elsewhere(sink: &mut Sink<'_>, from: usize) {
         };
         sink.findings[index].site = EditSite::Unsupported { reason };
     }
+}
+
+/// The ways a script may write the image `reference` names, tag included: with and without
+/// Docker Hub's registry (and its old name) and `library/`, and for `latest`, with and
+/// without the tag.
+fn spellings(reference: &ImageReference) -> Vec<String> {
+    let repository = reference.repository();
+    let mut names = Vec::new();
+    if reference.is_docker_hub() {
+        for registry in ["", "docker.io/", "index.docker.io/"] {
+            names.push(format!("{registry}{repository}"));
+            if let Some(official) = repository.strip_prefix("library/") {
+                names.push(format!("{registry}{official}"));
+            }
+        }
+    } else {
+        names.push(format!("{}/{repository}", reference.registry()));
+    }
+    let tag = reference.tag_or_latest();
+    let mut spellings: Vec<String> = names.iter().map(|name| format!("{name}:{tag}")).collect();
+    if tag == "latest" {
+        spellings.extend(names);
+    }
+    spellings
 }
 
 fn is_writable(status: Status, site: &EditSite) -> bool {
