@@ -136,9 +136,10 @@ pub(crate) fn scan_region(sink: &mut Sink<'_>, region: std::ops::Range<usize>, j
     if let Some(unclosed) = heredocs.pop_front() {
         unclosed.close(sink);
     }
-    // An image the script builds and then runs is what it built.
+    // An image the script builds and then runs is what it built. The names stay for the
+    // next region: a pipeline's later step runs what an earlier one built.
     if !sink.built.is_empty() {
-        let built = std::mem::take(&mut sink.built);
+        let built = sink.built.clone();
         for finding in &mut sink.findings {
             if built
                 .iter()

@@ -10,6 +10,7 @@
 //! Adding a kind: a module here with a type implementing [`Rules`], chosen in [`rules_for`].
 
 pub(crate) mod chart_values;
+mod ci_scripts;
 mod cloud_build;
 mod compose;
 mod gitlab_ci;
@@ -404,7 +405,9 @@ pub(crate) fn apply_with<'t>(
     mut first: Option<&mut dyn Visitor<'t>>,
     known: Option<Offsets<'_>>,
 ) -> Result<(), Error> {
+    let ci = ci_scripts::CiScripts::of(path).filter(|_| sink.kind == FileKind::Yaml);
     let rules: &dyn Rules = match sink.kind {
+        FileKind::Yaml if ci.is_some() => ci.as_ref().expect("just checked"),
         FileKind::Yaml if woodpecker::is_pipeline(path) => &woodpecker::Woodpecker,
         FileKind::Yaml if molecule::is_scenario(path) => &molecule::Molecule,
         kind => rules_for(kind),
@@ -466,6 +469,14 @@ pub(crate) fn apply_with<'t>(
     }
     scan_scripts(sink, scripts);
     Ok(())
+}
+
+/// Whether a step's shell is bash or sh: `bash`, `sh`, or a command line of either
+/// (`/bin/bash -eo pipefail`, `bash --noprofile --norc -eo pipefail {0}`).
+pub(crate) fn is_posix_shell(shell: &str) -> bool {
+    let program = shell.split_whitespace().next().unwrap_or_default();
+    let program = program.rsplit('/').next().unwrap_or(program);
+    matches!(program, "bash" | "sh")
 }
 
 /// Whether `lines` (a plain scalar's lines after its first, or a folded block's content) fold

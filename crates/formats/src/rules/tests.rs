@@ -285,6 +285,55 @@ fn pipeline_scripts_are_read_as_shell_scripts() {
     );
 }
 
+/// Other CI systems' scripts, told by the pipeline's path, are read as shell scripts too:
+/// `CircleCI`'s `run` (or its `command`), Bitbucket's `script`, Azure's `bash` steps (not
+/// `script`, cmd on Windows), Drone's and Woodpecker's `commands`; none in a pipeline that
+/// names Windows. A step's later one runs what an earlier one built.
+#[test]
+fn other_ci_systems_scripts_are_read() {
+    let cases: &[(&str, &str, &[&str])] = &[
+        (
+            ".circleci/config.yml",
+            "jobs:\n  test:\n    docker:\n      - image: cimg/base:2024.01\n    steps:\n      - run: docker run --rm alpine:3.20 true\n      - run:\n          name: lint\n          command: |\n            docker build -t app .\n            docker run --rm app lint\n      - run:\n          shell: powershell.exe\n          command: docker run mcr.microsoft.com/powershell:7.4\n",
+            &["cimg/base:2024.01", "alpine:3.20"],
+        ),
+        (
+            "bitbucket-pipelines.yml",
+            "image: node:20\npipelines:\n  default:\n    - step:\n        script:\n          - docker run --rm busybox:1.36 true\n        after-script:\n          - docker run --rm redis:7 true\n        services: [docker]\n",
+            &["node:20", "busybox:1.36", "redis:7"],
+        ),
+        (
+            "azure-pipelines.yml",
+            "pool:\n  vmImage: ubuntu-latest\nsteps:\n  - bash: docker run --rm alpine:3.20 true\n  - script: docker run --rm busybox:1.36 true\n",
+            &["alpine:3.20"],
+        ),
+        (
+            ".drone.yml",
+            "kind: pipeline\nsteps:\n  - name: test\n    image: docker:27\n    commands:\n      - docker run --rm alpine:3.20 true\n",
+            &["docker:27", "alpine:3.20"],
+        ),
+        (
+            ".woodpecker.yml",
+            "steps:\n  test:\n    image: docker:27\n    commands:\n      - docker run --rm alpine:3.20 true\n",
+            &["docker:27", "alpine:3.20"],
+        ),
+        (
+            "bitbucket-pipelines.yml",
+            "pipelines:\n  default:\n    - step:\n        runs-on: [windows]\n        script:\n          - docker run --rm busybox:1.36 true\n",
+            &[],
+        ),
+    ];
+    for (path, text, expected) in cases {
+        let writable: Vec<String> = scan(Path::new(path), FileKind::Yaml, text)
+            .unwrap()
+            .into_iter()
+            .filter(|f| f.status == Status::Floating)
+            .map(|f| f.text)
+            .collect();
+        assert_eq!(writable, *expected, "{path}");
+    }
+}
+
 /// An image a script needs under its tag is reported, not written: pulled by digest, the
 /// image would not carry that name locally. So is one it also names elsewhere (`kind load`,
 /// `docker tag`, `docker save`, skopeo's `docker-daemon:`), one it pulls and runs nowhere

@@ -1,5 +1,6 @@
 //! Woodpecker CI pipelines (`.woodpecker.yml`, `.woodpecker/*.yaml`): their images are found as
-//! in any YAML (`steps.*.image`, `services.*.image`), and a top-level `variables:` holds only
+//! in any YAML (`steps.*.image`, `services.*.image`), their steps' `commands` are read as
+//! Drone's are ([`super::ci_scripts`]), and a top-level `variables:` holds only
 //! anchors, which Woodpecker itself never reads (its documented place for
 //! `- &golang_image 'golang:1.25'`, aliased by `image: *golang_image`). An anchored image there
 //! is rewritten where it is defined, as compose's `x-*` fields are.
@@ -8,14 +9,14 @@
 
 use std::path::Path;
 
-use super::kubernetes::KubernetesAndHelm;
 use super::{Map, Out, Rules, Seg, Words};
 
 pub(crate) struct Woodpecker;
 
 impl Rules for Woodpecker {
     fn mapping(&self, map: &Map<'_, '_>, out: &mut Out<'_>) {
-        KubernetesAndHelm.mapping(map, out);
+        // Its steps' `commands` as Drone's are.
+        super::ci_scripts::CiScripts::Commands.mapping(map, out);
     }
 
     fn inert(&self, path: &[Seg<'_>]) -> bool {
@@ -23,7 +24,7 @@ impl Rules for Woodpecker {
     }
 
     fn words(&self) -> Option<&'static Words> {
-        KubernetesAndHelm.words()
+        super::ci_scripts::CiScripts::Commands.words()
     }
 }
 

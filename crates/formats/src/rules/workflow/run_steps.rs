@@ -51,7 +51,7 @@ fn read_steps(doc: Doc<'_>, steps: &At, default: Option<&str>, windows: bool, ou
             .map(|scalar| scalar.value)
             .or(default);
         let posix = match shell {
-            Some(shell) => is_posix(shell),
+            Some(shell) => super::super::is_posix_shell(shell),
             None => !windows,
         };
         if posix {
@@ -64,14 +64,6 @@ fn read_steps(doc: Doc<'_>, steps: &At, default: Option<&str>, windows: bool, ou
 fn default_shell<'t>(doc: Doc<'t>, defaults: Option<&At>) -> Option<&'t str> {
     let run = doc.value_of(defaults?, "run")?;
     Some(doc.scalar(&doc.value_of(&run, "shell")?)?.value)
-}
-
-/// Whether a step's `shell` is bash or sh: `bash`, `sh`, or a command line of either
-/// (`bash --noprofile --norc -eo pipefail {0}`).
-fn is_posix(shell: &str) -> bool {
-    let program = shell.split_whitespace().next().unwrap_or_default();
-    let program = program.rsplit('/').next().unwrap_or(program);
-    matches!(program, "bash" | "sh")
 }
 
 /// Whether a job's `runs-on` (a label, a list of labels, or `{group, labels}`) names a
