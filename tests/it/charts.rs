@@ -1876,6 +1876,41 @@ fn a_tag_checked_by_semver_compare_is_not_given_the_digest() {
     }
 }
 
+/// Two maps of one values file, one of whose tags the chart also passes in an argument
+/// (Longhorn's manager, `--manager-image repo:tag`): that one is refused with its own reason,
+/// and the other, which only its container reads, is still pinned. Proven together, the
+/// first's failure refused both, with the first's reason.
+#[test]
+fn one_unprovable_map_does_not_keep_another_from_being_pinned() {
+    let values = "manager:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\nui:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\n";
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: app\nspec:\n  containers:\n    - name: manager\n      image: \"{{ .Values.manager.repository }}:{{ .Values.manager.tag }}\"\n      args: [\"--manager-image\", \"{{ .Values.manager.repository }}:{{ .Values.manager.tag }}\"]\n    - name: ui\n      image: \"{{ .Values.ui.repository }}:{{ .Values.ui.tag }}\"\n";
+    for helm in [false, true] {
+        let context = TestContext::new();
+        write_helper_chart(&context, "app", "", pod, values);
+        let (run, digest) = pin_app(&context, helm);
+        let written = std::fs::read_to_string(context.path("app/values.yaml")).unwrap();
+        assert_eq!(
+            written,
+            values.replacen(
+                "ui:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"",
+                &format!("ui:\n  repository: ghcr.io/acme/app\n  tag: \"1.2@{digest}\""),
+                1
+            ),
+            "helm {helm}\n{run}"
+        );
+        let refused = unsupported(&run.json());
+        assert!(
+            matches!(&refused[..], [(path, 2, reason)] if path == "app/values.yaml" && reason.contains("args")),
+            "helm {helm}: {refused:?}\n{run}"
+        );
+        let rendered = render(&context.path("app"));
+        assert!(
+            rendered.contains(&format!("image: \"ghcr.io/acme/app:1.2@{digest}\"")),
+            "helm {helm}: {rendered}"
+        );
+    }
+}
+
 /// A key whose value is null in the chart's own values (podinfo's empty `resources.limits`):
 /// Helm drops it from a chart's own values but keeps it from a `--values` file, so the proof
 /// renders the chart as it will be once edited, its values.yaml replaced, and the tag is

@@ -107,6 +107,17 @@ pub struct PlannedFile {
 }
 
 impl PlannedFile {
+    /// The file with only the edits at `indexes` (and no pull policy edits).
+    fn only(&self, indexes: &[usize]) -> Self {
+        Self {
+            path: self.path.clone(),
+            source: self.source.clone(),
+            fingerprint: self.fingerprint,
+            edits: indexes.iter().map(|i| self.edits[*i].clone()).collect(),
+            policies: Vec::new(),
+        }
+    }
+
     /// Reads the file again and applies the edits: its text (the one scanned) and the new
     /// one, or why not. The new text is never over the size tagpin reads: `check` and the
     /// next `pin` must be able to read what `pin` writes.
@@ -398,7 +409,10 @@ fn add_details(
 }
 
 /// Keeps the planned values files whose chart, rendered with the edits, proves them (see
-/// `crate::charts`). The edits of a file that fails are moved to `unsupported`, with why.
+/// `crate::charts`). When a file's edits fail together, each is proven alone, and those that
+/// pass alone are kept if they also pass together: one value the chart also uses elsewhere
+/// (a tag passed in an argument) must not keep the others from being pinned, nor lend them
+/// its reason. An edit that fails is moved to `unsupported`, with why.
 fn prove_charts(
     planned: Vec<PlannedFile>,
     charts: &crate::charts::Charts,
@@ -428,19 +442,48 @@ fn prove_charts(
             let Err(reason) = proof else {
                 return Some(file);
             };
-            let (refused, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut plan.edits)
-                .into_iter()
-                .partition(|e| e.path == file.path);
-            plan.edits = kept;
-            plan.unsupported
-                .extend(refused.into_iter().map(|e| Unsupported {
-                    path: e.path,
-                    line: e.line,
-                    column: e.column,
-                    text: e.text,
-                    reason: format!("not written: the chart does not prove the edit: {reason}"),
-                }));
-            None
+            let indexes: Vec<usize> = (0..plan.edits.len())
+                .filter(|&i| plan.edits[i].path == file.path)
+                .collect();
+            let records: Vec<EditRecord> = indexes.iter().map(|&i| plan.edits[i].clone()).collect();
+            // Each edit alone, then those that pass alone together.
+            let mut verdicts: Vec<Result<(), String>> =
+                if records.len() > 1 && records.len() == file.edits.len() {
+                    (0..records.len())
+                        .map(|i| prove_all(&file.only(&[i]), &records[i..=i]))
+                        .collect()
+                } else {
+                    vec![Err(reason.clone()); records.len()]
+                };
+            let passed: Vec<usize> = (0..records.len())
+                .filter(|&i| verdicts[i].is_ok())
+                .collect();
+            let together: Vec<EditRecord> = passed.iter().map(|&i| records[i].clone()).collect();
+            let narrowed = file.only(&passed);
+            if !passed.is_empty() && prove_all(&narrowed, &together).is_err() {
+                for &i in &passed {
+                    verdicts[i] = Err(reason.clone());
+                }
+            }
+            let mut refused = Vec::new();
+            for ((index, record), verdict) in indexes.iter().zip(records).zip(verdicts) {
+                if let Err(reason) = verdict {
+                    refused.push(*index);
+                    plan.unsupported.push(Unsupported {
+                        path: record.path,
+                        line: record.line,
+                        column: record.column,
+                        text: record.text,
+                        reason: format!("not written: the chart does not prove the edit: {reason}"),
+                    });
+                }
+            }
+            let mut index = 0;
+            plan.edits.retain(|_| {
+                index += 1;
+                !refused.contains(&(index - 1))
+            });
+            (!passed.is_empty() && refused.len() < indexes.len()).then_some(narrowed)
         })
         .collect()
 }
