@@ -405,7 +405,9 @@ pub(crate) fn apply_with<'t>(
     mut first: Option<&mut dyn Visitor<'t>>,
     known: Option<Offsets<'_>>,
 ) -> Result<(), Error> {
-    let ci = ci_scripts::CiScripts::of(path).filter(|_| sink.kind == FileKind::Yaml);
+    let ci = (sink.kind == FileKind::Yaml)
+        .then(|| ci_scripts::CiScripts::of(path))
+        .flatten();
     let rules: &dyn Rules = match sink.kind {
         FileKind::Yaml if ci.is_some() => ci.as_ref().expect("just checked"),
         FileKind::Yaml if woodpecker::is_pipeline(path) => &woodpecker::Woodpecker,
