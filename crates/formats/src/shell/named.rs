@@ -9,7 +9,7 @@
 //! any more and the later command fails, or pulls the tag again. Such a reference is
 //! reported, not written.
 
-use std::ops::Range;
+use std::collections::HashMap;
 
 use tagpin_reference::{ImageReference, TagKey};
 
@@ -20,92 +20,139 @@ use crate::{EditSite, Status};
 /// scanner) that the script needs under their tag (see the module's documentation). Names
 /// are compared as a runtime compares them: `redis:7`, `docker.io/library/redis:7` and
 /// `index.docker.io/library/redis:7` are one image, and so are `alpine` and `alpine:latest`.
+///
+/// Linear in the text and the findings: the text's names are read once; a name that is a
+/// writable finding's own is passed over, and only one that ends as a candidate's name does
+/// (`redis:7`, `alpine`) is parsed.
 pub(crate) fn mark_named_elsewhere(sink: &mut Sink<'_>, from: usize) {
     let text = sink.text;
-    let candidate = |finding: &crate::Finding| {
-        is_writable(finding.status, &finding.site) && !finding.text.contains('@')
-    };
-    if !sink.findings[from..].iter().any(candidate) {
+    let candidates: Vec<usize> = (from..sink.findings.len())
+        .filter(|&index| {
+            let finding = &sink.findings[index];
+            is_writable(finding.status, &finding.site)
+                && finding
+                    .reference
+                    .as_ref()
+                    .is_some_and(|r| r.digest().is_none())
+        })
+        .collect();
+    if candidates.is_empty() {
         return;
     }
-    // Every writable finding, a workflow's `container: nginx:1.25` too: pinned alike, its
-    // place is no use by tag. With whether a script pulls it.
-    let writable: Vec<(TagKey, Range<usize>, bool)> = sink
+    let mut pulled = sink.pulled.clone();
+    pulled.sort_unstable();
+    let is_pulled = |start: usize| pulled.binary_search(&start).is_ok();
+    // Where the writable findings are, a workflow's `container: nginx:1.25` too: pinned
+    // alike, such a place is no use by tag.
+    let mut writable: Vec<(usize, usize)> = sink
         .findings
         .iter()
         .filter(|finding| is_writable(finding.status, &finding.site))
-        .filter_map(|finding| {
-            let key = finding.reference.as_ref()?.tag_key();
-            let pulled = sink.pulled.contains(&finding.span.start);
-            Some((key, finding.span.clone(), pulled))
+        .map(|finding| (finding.span.start, finding.span.end))
+        .collect();
+    writable.sort_unstable();
+    let is_writable_at = |start: usize, end: usize| writable.binary_search(&(start, end)).is_ok();
+    // How each candidate's name ends as written (`redis:7`, `alpine`): every spelling of its
+    // image ends so, or, for `latest`, as its bare name.
+    let tails: Vec<&str> = candidates
+        .iter()
+        .map(|&index| {
+            let written = sink.findings[index].text.as_str();
+            let tail = written.rsplit('/').next().unwrap_or(written);
+            tail.strip_suffix(":latest").unwrap_or(tail)
         })
         .collect();
-    let loads = std::cell::OnceCell::new();
-    for index in from..sink.findings.len() {
-        let finding = &sink.findings[index];
-        let Some(reference) = finding.reference.as_ref().filter(|_| candidate(finding)) else {
+    // The candidates' images, once a name or a pull asks.
+    let keys: std::cell::OnceCell<Vec<TagKey>> = std::cell::OnceCell::new();
+    let candidate_keys = || {
+        candidates
+            .iter()
+            .filter_map(|&index| Some(sink.findings[index].reference.as_ref()?.tag_key()))
+            .collect()
+    };
+    // Without a bare name among them, only a name with a tag can be one: most words of a
+    // script (`echo`, `-f`) are passed over at a glance.
+    let bare = tails.iter().any(|tail| !tail.contains(':'));
+    let mut elsewhere: HashMap<TagKey, usize> = HashMap::new();
+    for (at, name) in names(text) {
+        if !bare && memchr::memchr(b':', name.as_bytes()).is_none() {
+            continue;
+        }
+        let tail = memchr::memrchr(b'/', name.as_bytes()).map_or(name, |slash| &name[slash + 1..]);
+        let tail = tail.strip_suffix(":latest").unwrap_or(tail);
+        if !tails.contains(&tail) || is_writable_at(at, at + name.len()) {
+            continue;
+        }
+        let Ok(reference) = ImageReference::parse(name) else {
             continue;
         };
         let key = reference.tag_key();
-        let pulled = sink.pulled.contains(&finding.span.start);
-        let same = |(other, _, _): &&(TagKey, Range<usize>, bool)| *other == key;
-        let elsewhere = spellings(reference).into_iter().find_map(|spelling| {
-            whole_names(text, &spelling).find(|at| {
-                !writable
-                    .iter()
-                    .filter(same)
-                    .any(|(_, span, _)| span.contains(at))
-            })
-        });
-        let reason = if let Some(at) = elsewhere {
-            let (line, _) = sink.position(at);
-            format!(
-                "the script also names `{}` by its tag (line {line}): pulled by digest, the \
-                 image would no longer carry that name locally",
-                sink.findings[index].text
-            )
-        } else if pulled && !writable.iter().filter(same).any(|(_, _, pulled)| !pulled) {
-            "pulled here and run nowhere in this file: it is fetched for something else that \
-             runs it by its tag, and pulled by digest the image would not carry that tag"
-                .to_owned()
-        } else if let Some(&at) = (!pulled)
-            .then(|| loads.get_or_init(|| archive_load(text)).as_ref())
-            .flatten()
-        {
-            let (line, _) = sink.position(at);
-            format!(
-                "the script loads images from an archive (line {line}): the image it runs \
-                 may be one of them, which a digest would replace with the registry's"
-            )
+        let wanted = reference.digest().is_none()
+            && !elsewhere.contains_key(&key)
+            && keys.get_or_init(candidate_keys).contains(&key);
+        let (line, column) = line_around(text, at);
+        if wanted && super::comment_start(line) > column {
+            elsewhere.insert(key, at);
+        }
+    }
+    // The images something in the file runs (not only pulls), asked of pulled candidates.
+    let run: std::cell::OnceCell<Vec<TagKey>> = std::cell::OnceCell::new();
+    let runs = || {
+        sink.findings
+            .iter()
+            .filter(|f| is_writable(f.status, &f.site) && !is_pulled(f.span.start))
+            .filter_map(|f| Some(f.reference.as_ref()?.tag_key()))
+            .collect()
+    };
+    let loads = archive_load(text);
+    if elsewhere.is_empty() && pulled.is_empty() && loads.is_none() {
+        return;
+    }
+    let mut reasons = Vec::new();
+    for (&index, key) in candidates.iter().zip(keys.get_or_init(candidate_keys)) {
+        let pulled = is_pulled(sink.findings[index].span.start);
+        let reason = if let Some(&at) = elsewhere.get(key) {
+            Reason::Named(at)
+        } else if pulled && !run.get_or_init(runs).contains(key) {
+            Reason::PulledOnly
+        } else if let Some(at) = loads.filter(|_| !pulled) {
+            Reason::Loaded(at)
         } else {
             continue;
+        };
+        reasons.push((index, reason));
+    }
+    for (index, reason) in reasons {
+        let reason = match reason {
+            Reason::Named(at) => {
+                let (line, _) = sink.position(at);
+                format!(
+                    "the script also names `{}` by its tag (line {line}): pulled by digest, \
+                     the image would no longer carry that name locally",
+                    sink.findings[index].text
+                )
+            }
+            Reason::PulledOnly => "pulled here and run nowhere in this file: it is fetched for \
+                 something else that runs it by its tag, and pulled by digest the image would \
+                 not carry that tag"
+                .to_owned(),
+            Reason::Loaded(at) => {
+                let (line, _) = sink.position(at);
+                format!(
+                    "the script loads images from an archive (line {line}): the image it runs \
+                     may be one of them, which a digest would replace with the registry's"
+                )
+            }
         };
         sink.findings[index].site = EditSite::Unsupported { reason };
     }
 }
 
-/// The ways a script may write the image `reference` names, tag included: with and without
-/// Docker Hub's registry (and its old name) and `library/`, and for `latest`, with and
-/// without the tag.
-fn spellings(reference: &ImageReference) -> Vec<String> {
-    let repository = reference.repository();
-    let mut names = Vec::new();
-    if reference.is_docker_hub() {
-        for registry in ["", "docker.io/", "index.docker.io/"] {
-            names.push(format!("{registry}{repository}"));
-            if let Some(official) = repository.strip_prefix("library/") {
-                names.push(format!("{registry}{official}"));
-            }
-        }
-    } else {
-        names.push(format!("{}/{repository}", reference.registry()));
-    }
-    let tag = reference.tag_or_latest();
-    let mut spellings: Vec<String> = names.iter().map(|name| format!("{name}:{tag}")).collect();
-    if tag == "latest" {
-        spellings.extend(names);
-    }
-    spellings
+/// Why a finding is not written, with where the text says so.
+enum Reason {
+    Named(usize),
+    PulledOnly,
+    Loaded(usize),
 }
 
 fn is_writable(status: Status, site: &EditSite) -> bool {
@@ -140,21 +187,41 @@ fn line_around(text: &str, at: usize) -> (&str, usize) {
     (&text[start..end], at - start)
 }
 
-/// Where `text` holds `name` as a whole name, outside comments: neither byte beside it could
-/// continue a reference (`docker.io/nginx:1.25` and `nginx:1.25-alpine` do not name
-/// `nginx:1.25`), except a transport that names the local daemon's store
-/// (`skopeo copy … docker-daemon:nginx:1.25`).
-fn whole_names<'a>(text: &'a str, name: &'a str) -> impl Iterator<Item = usize> + 'a {
+/// The names `text` holds, with where each starts: the longest runs of bytes a reference may
+/// hold (`docker.io/nginx:1.25` and `nginx:1.25-alpine` do not hold the name `nginx:1.25`),
+/// a transport that names the local daemon's store taken off (`skopeo copy …
+/// docker-daemon:nginx:1.25`).
+fn names(text: &str) -> impl Iterator<Item = (usize, &str)> {
     let bytes = text.as_bytes();
-    let continues =
-        |b: Option<&u8>| b.is_some_and(|&b| b.is_ascii_alphanumeric() || b"_.-/:@".contains(&b));
-    text.match_indices(name)
-        .map(|(at, _)| at)
-        .filter(move |&at| {
-            let before = at.checked_sub(1).and_then(|i| bytes.get(i));
-            let daemon = text[..at].ends_with("docker-daemon:");
-            let (line, column) = line_around(text, at);
-            let commented = super::comment_start(line) < column;
-            (daemon || !continues(before)) && !continues(bytes.get(at + name.len())) && !commented
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        at += bytes[at..]
+            .iter()
+            .position(|&b| NAME_BYTES[usize::from(b)])?;
+        let start = at;
+        at += bytes[at..]
+            .iter()
+            .position(|&b| !NAME_BYTES[usize::from(b)])
+            .unwrap_or(bytes.len() - at);
+        // Only ASCII bytes end a run: the slice is on character boundaries.
+        let name = &text[start..at];
+        Some(match name.strip_prefix("docker-daemon:") {
+            Some(local) => (at - local.len(), local),
+            None => (start, name),
         })
+    })
 }
+
+/// The bytes a reference may hold, by value.
+static NAME_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        #[expect(clippy::cast_possible_truncation, reason = "below 256")]
+        let b = byte as u8;
+        table[byte] =
+            b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b'/' | b':' | b'@');
+        byte += 1;
+    }
+    table
+};
