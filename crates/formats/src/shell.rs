@@ -106,7 +106,9 @@ pub(crate) fn scan_region(sink: &mut Sink<'_>, region: std::ops::Range<usize>, j
         let kept = bytes.len() + code.len();
         bytes.extend_from_slice(raw.as_bytes());
         let escaped = !opens_heredoc && code.trim_end().ends_with('\\');
-        let continued = escaped || joined && offset < region.end;
+        // In a joined line, a comment runs to the end of the line YAML makes.
+        let commented = joined && code.len() < line.len();
+        let continued = escaped || joined && !commented && offset < region.end;
         if escaped {
             let backslash = bytes.len() - raw.len() + code.trim_end().len() - 1;
             bytes[backslash] = b' ';
@@ -128,6 +130,9 @@ pub(crate) fn scan_region(sink: &mut Sink<'_>, region: std::ops::Range<usize>, j
             logical = None;
             logical_has_image = false;
             bytes.clear();
+        }
+        if commented {
+            break;
         }
     }
     if let Some(start) = logical {

@@ -260,8 +260,9 @@ impl Out<'_> {
                 (scalar.span.clone(), false)
             }
         };
+        // Pushed as often as places reach it; [`scan_scripts`] reads each once.
         let (region, _) = &script;
-        if !region.is_empty() && !self.masked(region.clone()) && !self.scripts.contains(&script) {
+        if !region.is_empty() && !self.masked(region.clone()) {
             self.scripts.push(script);
         }
     }

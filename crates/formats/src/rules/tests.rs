@@ -272,7 +272,7 @@ fn pipeline_scripts_are_read_as_shell_scripts() {
         shapes(FileKind::Workflow, action),
         vec![floating(5, 28, "busybox:1.36")]
     );
-    let gitlab = ".setup: &setup\n  - docker pull postgres:16\nbuild:\n  before_script: *setup\n  script:\n    - docker build -t $CI_REGISTRY_IMAGE:$CI_COMMIT_SHA .\n    - [\"docker run --rm busybox:1.36 true\"]\n    - |\n      docker run --rm \\\n        curlimages/curl:8.5.0 -sf http://x\n    - docker run --rm\n        -v $PWD:/src\n      plain/multi:1.0 lint\n  after_script: \"docker run \\\"quoted:1\\\"\"\ndefault:\n  before_script: docker run --rm alpine:3.20 true\n";
+    let gitlab = ".setup: &setup\n  - docker pull postgres:16\nbuild:\n  before_script: *setup\n  script:\n    - docker build -t $CI_REGISTRY_IMAGE:$CI_COMMIT_SHA .\n    - [\"docker run --rm busybox:1.36 true\"]\n    - |\n      docker run --rm \\\n        curlimages/curl:8.5.0 -sf http://x\n    - docker run --rm\n        -v $PWD:/src\n      plain/multi:1.0 lint\n    - >\n      true; # then, in the comment YAML folds this into:\n      docker run commented/out:1.0\n  after_script: \"docker run \\\"quoted:1\\\"\"\ndefault:\n  before_script: docker run --rm alpine:3.20 true\n";
     assert_eq!(
         shapes(FileKind::GitlabCi, gitlab),
         vec![
@@ -280,7 +280,7 @@ fn pipeline_scripts_are_read_as_shell_scripts() {
             floating(7, 25, "busybox:1.36"),
             floating(10, 9, "curlimages/curl:8.5.0"),
             floating(13, 7, "plain/multi:1.0"),
-            floating(16, 34, "alpine:3.20"),
+            floating(19, 34, "alpine:3.20"),
         ]
     );
 }
