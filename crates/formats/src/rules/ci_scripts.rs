@@ -3,10 +3,10 @@
 //! Bitbucket Pipelines' `script` and `after-script` lines, Azure Pipelines' `bash` steps, and
 //! Drone's and Woodpecker's `commands`. Their images are found as in any YAML.
 //!
-//! A pipeline that names Windows anywhere (a Windows executor, `runs-on: windows`, `os:
-//! windows`) has none of its scripts read: there they run in PowerShell or cmd, whose quoting
-//! and line continuation are not a POSIX shell's. So is an Azure `script` step, which runs in
-//! cmd on Windows agents; its `bash` steps always run in bash.
+//! A pipeline that names Windows anywhere in its document (a Windows executor, `runs-on:
+//! windows`, `os: windows`) has none of its scripts read: there they run in PowerShell or
+//! cmd, whose quoting and line continuation are not a POSIX shell's. Nor is an Azure `script`
+//! step, which runs in cmd on Windows agents; its `bash` steps always run in bash.
 //!
 //! The file kind stays [`crate::FileKind::Yaml`]: the pipeline is told by its path.
 
@@ -49,7 +49,7 @@ impl CiScripts {
 impl Rules for CiScripts {
     fn mapping(&self, map: &Map<'_, '_>, out: &mut Out<'_>) {
         KubernetesAndHelm.mapping(map, out);
-        if names_windows(out.text) {
+        if out.names_windows() {
             return;
         }
         match self {
@@ -99,9 +99,4 @@ fn lines(map: &Map<'_, '_>, keys: &[&str], out: &mut Out<'_>) {
             }
         }
     }
-}
-
-/// Whether a pipeline's text names Windows (an executor, an agent, a platform).
-fn names_windows(text: &str) -> bool {
-    memchr::memmem::find(text.as_bytes(), b"indows").is_some()
 }

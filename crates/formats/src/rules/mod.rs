@@ -186,6 +186,8 @@ struct Controllers<'s> {
     doc: Doc<'s>,
     root: NodeId,
     managed: OnceCell<Option<&'static str>>,
+    /// Whether the document's text names Windows, once asked.
+    windows: OnceCell<bool>,
 }
 
 impl Out<'_> {
@@ -193,12 +195,26 @@ impl Out<'_> {
     /// new images (Keel's `keel.sh/policy`, `OpenShift`'s image triggers, an operator told to
     /// upgrade them).
     pub(crate) fn managed(&self) -> Option<&'static str> {
-        let Controllers { doc, root, managed } = &self.controllers;
+        let Controllers {
+            doc, root, managed, ..
+        } = &self.controllers;
         *managed.get_or_init(|| {
             chart_values::controller(*doc, *root).map(|controller| match controller {
                 chart_values::Controller::Keel => KEEL_MANAGED,
                 chart_values::Controller::OpenShift => OPENSHIFT_TRIGGERED,
                 chart_values::Controller::Operator => OPERATOR_UPGRADED,
+            })
+        })
+    }
+
+    /// Whether the document's text names Windows (a CI pipeline's executor, agent or
+    /// platform), searched once per document.
+    pub(crate) fn names_windows(&self) -> bool {
+        *self.controllers.windows.get_or_init(|| {
+            let controllers = &self.controllers;
+            let span = controllers.doc.tree.node(controllers.root).span.range();
+            self.text.get(span).is_some_and(|document| {
+                memchr::memmem::find(document.as_bytes(), b"indows").is_some()
             })
         })
     }
@@ -433,6 +449,7 @@ pub(crate) fn apply_with<'t>(
                     doc,
                     root: *root,
                     managed: OnceCell::new(),
+                    windows: OnceCell::new(),
                 },
                 candidates: Vec::new(),
                 scripts: Vec::new(),
