@@ -200,9 +200,9 @@ fn may_hold_reference(kind: FileKind, text: &[u8]) -> bool {
 /// Whether `text` names a container CLI, or a variable that holds one (what a script's
 /// commands need).
 fn names_a_cli(text: &[u8]) -> bool {
-    ["docker", "podman", "nerdctl"]
+    shell::CLIS
         .iter()
-        .any(|word| memchr::memmem::find(text, word.as_bytes()).is_some())
+        .any(|cli| memchr::memmem::find(text, cli.as_bytes()).is_some())
         || shell::may_name_an_engine(text)
 }
 

@@ -32,7 +32,7 @@
 mod commands;
 mod named;
 
-pub(crate) use commands::may_name_an_engine;
+pub(crate) use commands::{CLIS, may_name_an_engine};
 pub(crate) use named::mark_named_elsewhere;
 
 use std::collections::VecDeque;

@@ -31,7 +31,7 @@ use super::{Token, mark_last_local, report, tokens};
 use crate::common::Sink;
 
 /// The container CLIs read.
-const CLIS: [&str; 3] = ["docker", "podman", "nerdctl"];
+pub(crate) const CLIS: [&str; 3] = ["docker", "podman", "nerdctl"];
 
 /// The names of variables that hold one of [`CLIS`] by convention, compared without regard to
 /// case.
