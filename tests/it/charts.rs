@@ -1016,8 +1016,8 @@ fn an_overlay_that_sets_only_the_tag_is_pinned_in_the_overlay() {
 }
 
 /// Shapes where a key-name edit would break the chart, refused with and without Helm: a
-/// string the template writes more after (elasticsearch's `{{ .image }}:{{ .imageTag }}`), and
-/// a tag that a values string rendered with `tpl` also prints as a label.
+/// string the template writes more after (`{{ .image }}:{{ .suffix }}`), and a tag that a
+/// values string rendered with `tpl` also prints as a label.
 #[test]
 fn strings_with_more_after_them_and_tags_tpl_prints_are_left_alone() {
     let context = TestContext::new();
@@ -1028,7 +1028,7 @@ fn strings_with_more_after_them_and_tags_tpl_prints_are_left_alone() {
         )
     };
     let chart = |name: &str| format!("apiVersion: v2\nname: {name}\nversion: 1.0.0\n");
-    let es_values = "image: \"ghcr.io/acme/app\"\nimageTag: \"1.2\"\n";
+    let es_values = "image: \"ghcr.io/acme/app\"\nsuffix: \"1.2\"\n";
     let tpl_values = "image: {repository: ghcr.io/acme/app, tag: \"1.2\"}\nextraLabels: |\n  version: \"{{ .Values.image.tag }}\"\n";
     context.write_all(
         &[
@@ -1036,7 +1036,7 @@ fn strings_with_more_after_them_and_tags_tpl_prints_are_left_alone() {
             ("es/values.yaml", es_values),
             (
                 "es/templates/pod.yaml",
-                &pod("{{ .Values.image }}:{{ .Values.imageTag }}", ""),
+                &pod("{{ .Values.image }}:{{ .Values.suffix }}", ""),
             ),
             ("tpl/Chart.yaml", &chart("tpl")),
             ("tpl/values.yaml", tpl_values),
@@ -1937,6 +1937,18 @@ fn an_image_name_with_its_tag_beside_it_is_pinned_as_helm_renders_it() {
     let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: app\nspec:\n  containers:\n    - name: app\n\
                \x20     image: \"{{ .Values.exporter.image }}:{{ .Values.exporter.tag }}\"\n";
     let values = "exporter:\n  image: ghcr.io/acme/app\n  tag: \"1.2\"\n";
+    assert_pinned_as_helm_renders("", pod, values, "image: \"ghcr.io/acme/app:1.2@DIGEST\"");
+}
+
+/// Elastic's charts (and the old `stable` ones) give the image as `image` and `imageTag` at the
+/// values' root: reported as the reference they make, and pinned in `imageTag`, with Helm and
+/// without.
+#[test]
+fn an_image_and_its_image_tag_at_the_values_root_are_pinned_as_helm_renders_them() {
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: app\nspec:\n  containers:\n    - name: app\n\
+               \x20     image: \"{{ .Values.image }}:{{ .Values.imageTag }}\"\n\
+               \x20     imagePullPolicy: \"{{ .Values.imagePullPolicy }}\"\n";
+    let values = "replicas: 3\nimage: \"ghcr.io/acme/app\"\nimageTag: \"1.2\"\nimagePullPolicy: \"IfNotPresent\"\nclusterName: \"search\"\n";
     assert_pinned_as_helm_renders("", pod, values, "image: \"ghcr.io/acme/app:1.2@DIGEST\"");
 }
 

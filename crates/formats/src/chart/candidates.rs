@@ -376,6 +376,7 @@ fn beside(doc: Doc<'_>, entries: &[Entry<'_>]) -> Vec<(String, Beside)> {
         "repository",
         "image",
         "tag",
+        "imageTag",
         "version",
         "digest",
         "sha",
@@ -508,11 +509,15 @@ fn split_shape<'t>(text: &str, scalar: &dyn Fn(&str) -> Option<ScalarAt<'t>>) ->
     let image = get("image");
     let registry = get("registry");
     let tag = get("tag").or_else(|| get("version"));
-    let (name, image) = match (repository, image) {
-        (Some(repository), image) => (repository, image),
-        (None, Some(image)) if registry.is_some() => (image, None),
-        // `{image: bats/bats, tag: v1.4.1}` (grafana's testFramework): a name and its tag.
-        (None, Some(image)) if tag.is_some() && !image.text.contains([':', '@']) => (image, None),
+    let (name, image, tag) = match (repository, image) {
+        (Some(repository), image) => (repository, image, tag),
+        (None, Some(image)) if registry.is_some() => (image, None, tag),
+        // `{image: bats/bats, tag: v1.4.1}` (grafana's testFramework): a name and its tag;
+        // `imageTag` in Elastic's charts.
+        (None, Some(image)) if !image.text.contains([':', '@']) => {
+            let tag = tag.or_else(|| get("imageTag"))?;
+            (image, None, Some(tag))
+        }
         _ => return None,
     };
     if name.is_empty() || name.decoded {

@@ -275,12 +275,15 @@ fn plan_with(
     }
     let whole = by_top.get("").cloned().unwrap_or_default();
     for (i, path) in paths.iter().enumerate() {
-        let top = path.first().map_or("", String::as_str);
-        let concerned: Vec<&Read<'_>> = whole
-            .iter()
-            .chain(by_top.get(top).into_iter().flatten())
-            .copied()
-            .collect();
+        // A map at the values' root (Elastic's `image` and `imageTag`) is read by every read.
+        let concerned: Vec<&Read<'_>> = match path.first() {
+            Some(top) => whole
+                .iter()
+                .chain(by_top.get(top.as_str()).into_iter().flatten())
+                .copied()
+                .collect(),
+            None => reads.iter().collect(),
+        };
         let sources = Sources {
             templates,
             calls: &calls,
@@ -573,11 +576,12 @@ impl<'t> Sources<'_, 't> {
 
 /// The keys of a map that may hold a part of its image (`chart::candidates` builds an image
 /// from these): the renderings' sentinels and the edits go nowhere else.
-const PART_KEYS: [&str; 7] = [
+const PART_KEYS: [&str; 8] = [
     "repository",
     "image",
     "registry",
     "tag",
+    "imageTag",
     "version",
     "digest",
     "sha",

@@ -7,7 +7,8 @@
 //! - in a resource's chart values (a `HelmRelease`'s), it has `repository` and `tag`; or
 //! - anywhere, it has both `repository` and `image` (gpu-operator: `{repository, image,
 //!   version}`, which the operator joins as `repository/image:version`), or an `image` that
-//!   names no tag and a `tag` beside it (`{image: bats/bats, tag: v1.4.1}`).
+//!   names no tag and a `tag` (or Elastic's `imageTag`) beside it (`{image: bats/bats, tag:
+//!   v1.4.1}`).
 //!
 //! The reference is `registry/` + name + `:tag` (`version` when there is no `tag`) +
 //! `@digest`. With a `digest` scalar (also `""`) the digest is written there
@@ -29,10 +30,11 @@ pub(crate) fn split_map(map: &Map<'_, '_>, out: &mut Out<'_>) {
         map.parent().is_some_and(is_image_key) || map.grandparent().is_some_and(is_image_key);
     let gpu_style = repository.is_some() && name.is_some();
     // `{image: bats/bats, tag: v1.4.1}` (grafana's testFramework, redis-ha's exporter): a name
-    // that has no tag of its own, and its tag beside it.
+    // that has no tag of its own, and its tag beside it; `imageTag` in Elastic's charts and the
+    // old `stable` ones (`image: mysql`, `imageTag: "5.7.30"`).
     let name_and_tag = repository.is_none()
         && registry.is_none()
-        && map.has("tag")
+        && (map.has("tag") || map.has("imageTag"))
         && name
             .as_ref()
             .and_then(|name| out.text.get(name.span.clone()))
@@ -153,6 +155,12 @@ fn split(map: &Map<'_, '_>, out: &mut Out<'_>, gpu_style: bool) {
     let image = map.scalar("image");
     let registry = map.scalar("registry");
     let tag = map.scalar("tag").or_else(|| map.scalar("version"));
+    // Elastic's `{image, imageTag}`: the tag of a name under `image`, and of nothing else.
+    let tag = tag.or_else(|| {
+        (repository.is_none() && image.is_some())
+            .then(|| map.scalar("imageTag"))
+            .flatten()
+    });
     let digest = map.scalar("digest");
     let name_scalar = if gpu_style {
         repository.clone()
