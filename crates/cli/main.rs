@@ -24,6 +24,7 @@ mod read;
 mod resolve;
 mod settings;
 mod template_scans;
+mod test_suites;
 mod walk;
 mod write;
 

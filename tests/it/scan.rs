@@ -196,6 +196,69 @@ fn gitignore_is_respected_github_is_scanned_git_is_skipped() {
     }
 }
 
+/// The files of a Kubernetes test suite's directory (KUTTL's step files beside an
+/// `01-assert.yaml`, a Chainsaw test beside its `chainsaw-test.yaml`, a Kyverno CLI test and
+/// the directories below it) name images as the test applies or expects them: skipped, with
+/// the reason, so `check` passes and nothing there is written. The rest of the tree is read.
+#[test]
+fn test_suite_directories_are_skipped_with_their_reason() {
+    let context = TestContext::new();
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n    - name: c\n      image: busybox:latest\n";
+    context.write_all(
+        &[
+            ("deploy/pod.yaml", pod),
+            ("tests/e2e/jobs/00-install.yaml", pod),
+            ("tests/e2e/jobs/01-assert.yaml", pod),
+            ("tests/e2e/other/00-install.yaml", pod),
+            (
+                "policies/latest/chainsaw/chainsaw-test.yaml",
+                "apiVersion: chainsaw.kyverno.io/v1alpha1\nkind: Test\nmetadata:\n  name: t\nspec:\n  steps:\n  - try:\n    - apply:\n        file: bad-pod.yaml\n",
+            ),
+            ("policies/latest/chainsaw/bad-pod.yaml", pod),
+            ("policies/latest/cli/kyverno-test.yaml", "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\n"),
+            ("policies/latest/cli/resources/pod.yaml", pod),
+        ],
+        false,
+    );
+    let doc = context
+        .run(["scan", "--format", "json"])
+        .assert_code(0)
+        .json();
+    let paths: Vec<String> = summary(&doc).into_iter().map(|(path, ..)| path).collect();
+    // A KUTTL directory without an assert or errors file is not told apart from any other.
+    assert_eq!(
+        paths,
+        ["deploy/pod.yaml", "tests/e2e/other/00-install.yaml"]
+    );
+    let skipped: Vec<(&str, &str)> = doc["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["path"].as_str().unwrap(), s["reason"].as_str().unwrap()))
+        .collect();
+    let runners: Vec<(&str, &str)> = skipped
+        .iter()
+        .map(|(path, reason)| (*path, reason.split(" test's file").next().unwrap()))
+        .collect();
+    assert_eq!(
+        runners,
+        [
+            ("policies/latest/chainsaw/bad-pod.yaml", "a Chainsaw"),
+            ("policies/latest/cli/resources/pod.yaml", "a Kyverno CLI"),
+            ("tests/e2e/jobs/00-install.yaml", "a KUTTL"),
+            ("tests/e2e/jobs/01-assert.yaml", "a KUTTL"),
+        ],
+        "{doc}"
+    );
+    assert!(
+        skipped[2]
+            .1
+            .contains("`01-assert.yaml` marks the test's directory"),
+        "{doc}"
+    );
+    context.run(["check", "policies"]).assert_code(0);
+}
+
 /// The walk, without depending on what the scanners find: unreadable files are reported only
 /// where tagpin looks.
 #[test]

@@ -113,9 +113,13 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
             templates: &templates,
         },
     };
+    let suites = crate::test_suites::Suites::default();
     walk::walk(paths, &settings.paths, &|visit| {
         let mut outcome = match visit {
-            Visit::File(candidate) => scan_file(candidate, &scanning),
+            Visit::File(candidate) => {
+                suites.note(&candidate.path);
+                scan_file(candidate, &scanning)
+            }
             Visit::Error { display, message } => Outcome::Error(FileError {
                 path: display,
                 message,
@@ -154,6 +158,7 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
     let mut collected = collected
         .into_inner()
         .expect("no panics while holding the lock");
+    suites.skip_their_files(&mut collected);
     collected.files.sort_by(|a, b| a.display.cmp(&b.display));
     let mut seen = HashSet::new();
     let before = collected.files.len();
