@@ -132,6 +132,19 @@ fn yaml_table() {
             "image:\n  repository: n\n  tag: \"\"\n".into(),
             one(2, 15, Templated, "n"),
         ),
+        (
+            "an operator's related images",
+            "containers:\n- name: m\n  image: op:1\n  env:\n  - name: RELATED_IMAGE_DB\n    value: \"db:2\"\n  - name: DB_IMAGE\n    value: db:3\n  - {name: RELATED_IMAGE_X, value: ''}\n".into(),
+            vec![
+                (3, 10, Floating, "op:1".into()),
+                (6, 13, Floating, "db:2".into()),
+            ],
+        ),
+        (
+            "related images outside a container",
+            "env:\n- name: RELATED_IMAGE_DB\n  value: db:2\n".into(),
+            vec![],
+        ),
     ];
     for (name, text, expected) in cases {
         assert_eq!(found(FileKind::Yaml, &text), expected, "{name}: {text:?}");

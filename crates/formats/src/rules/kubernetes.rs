@@ -20,6 +20,9 @@
 //! registry key beside it, as Ansible roles, `IstioOperator` and Prometheus' resources do), and
 //! a digest would replace what that field gives. It is reported, not written.
 //!
+//! In a container, the `value` of a `RELATED_IMAGE_*` environment variable is a reference (OLM's
+//! convention for the images an operator deploys).
+//!
 //! A pre-commit hook of `language: docker_image` runs the image its `entry` starts with
 //! (`entry: hadolint/hadolint:v2.12.0 hadolint`): that first word is a reference.
 
@@ -93,6 +96,9 @@ impl Rules for KubernetesAndHelm {
             }
         }
         images(map, out);
+        if is_container(map.path) {
+            related_image_env(map, out);
+        }
     }
 
     fn words(&self) -> Option<&'static Words> {
@@ -100,6 +106,34 @@ impl Rules for KubernetesAndHelm {
         // key's value differs from its source only through escapes (`"im\x61ge"`).
         static WORDS: LazyLock<Words> = LazyLock::new(|| Words::new(&["mage", "repository", "\\"]));
         Some(&WORDS)
+    }
+}
+
+/// The `value`s of a container's `RELATED_IMAGE_*` environment variables: by OLM's convention,
+/// the images an operator deploys (`quay.io/3scale/apicast:2.14`), which disconnected installs
+/// mirror, and need, by digest. Only in a container whose source holds an image key: the walk
+/// looks for no other word.
+fn related_image_env(map: &Map<'_, '_>, out: &mut Out<'_>) {
+    let Some(env) = map.get("env") else {
+        return;
+    };
+    let mut entries = Vec::new();
+    for item in map.doc.items(env) {
+        entries.clear();
+        map.doc.entries_into(&item, &mut entries);
+        let scalar = |key: &str| {
+            entries
+                .iter()
+                .find(|e| e.key == key)
+                .and_then(|e| map.doc.scalar(&e.value))
+        };
+        let related = scalar("name").is_some_and(|name| name.value.starts_with("RELATED_IMAGE_"));
+        let Some(value) = scalar("value").filter(|_| related) else {
+            continue;
+        };
+        if !out.has_candidate_at(&value.span) {
+            out.inline(&value, "");
+        }
     }
 }
 
@@ -330,10 +364,6 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
             candidate.found.site = crate::EditSite::Unsupported {
                 reason: reason.to_owned(),
             };
-            continue;
-        }
-        if let Some(reason) = param_read_elsewhere {
-            candidate.found.site = crate::EditSite::Unsupported { reason };
             continue;
         }
         if let Some(reason) = param_read_elsewhere {
