@@ -1954,7 +1954,9 @@ fn an_image_and_its_image_tag_at_the_values_root_are_pinned_as_helm_renders_them
 
 /// A `repository` with its `tag` under a key that does not say image (podinfo's `redis`) is
 /// reported where no chart can show what it makes: in a values file whose chart is not in the
-/// repository, and in a `HelmRelease` for a chart from a chart repository; unwritable. A map
+/// repository, and in a `HelmRelease` for a chart from a chart repository; unwritable. So is
+/// an image map in a YAML file no chart reads as its values (an overlay a deploy script gives
+/// with `-f`, whose chart may print the tag in a label). A map
 /// whose parts are templated is not reported, nor a pinned one (the chart may put a registry
 /// before its name, where `check --online` would not find it).
 #[test]
@@ -1971,6 +1973,10 @@ fn a_repository_and_tag_map_without_its_chart_is_reported_and_not_written() {
         "flux/release.yaml",
         "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: podinfo\nspec:\n  chart:\n    spec:\n      chart: podinfo\n      version: 6.x\n  values:\n    redis:\n      enabled: true\n      repository: public.ecr.aws/docker/library/redis\n      tag: 8.6.2\n",
     );
+    context.write(
+        "deploy/prod.yaml",
+        "image:\n  repository: public.ecr.aws/docker/library/redis\n  tag: 8.6.2\n",
+    );
     let scan = context
         .run(["scan", ".", "--helm", "none", "--format", "json"])
         .json();
@@ -1986,6 +1992,7 @@ fn a_repository_and_tag_map_without_its_chart_is_reported_and_not_written() {
     assert_eq!(
         crate::context::summary(&scan),
         [
+            floating("deploy/prod.yaml", 2),
             floating("env/values.yaml", 3),
             floating("flux/release.yaml", 13)
         ]
@@ -2004,6 +2011,11 @@ fn a_repository_and_tag_map_without_its_chart_is_reported_and_not_written() {
     assert!(
         unwritable("flux/release.yaml", 13)
             .contains("chart `podinfo 6.x` is not in this repository"),
+        "{scan}"
+    );
+    assert!(
+        unwritable("deploy/prod.yaml", 2)
+            .contains("no chart of this repository reads this file as its values"),
         "{scan}"
     );
 }

@@ -897,9 +897,23 @@ fn chart_values_and_flux_markers() {
             vec![],
         ),
         // The same split map in a plain values file is written.
+        // Outside a Kubernetes object, an image in parts is for whatever joins them to decide.
         (
             "image:\n  repository: bitnami/redis\n  tag: 7.2.5\n",
-            vec![row(2, 15, Floating, "bitnami/redis:7.2.5", "tag")],
+            vec![row(
+                2,
+                15,
+                Floating,
+                "bitnami/redis:7.2.5",
+                &format!(
+                    "unproven, tag: {}",
+                    crate::rules::helm_values::PARTS_UNPROVEN
+                ),
+            )],
+        ),
+        (
+            "apiVersion: acme.io/v1\nkind: App\nspec:\n  image:\n    repository: bitnami/redis\n    tag: 7.2.5\n",
+            vec![row(5, 17, Floating, "bitnami/redis:7.2.5", "tag")],
         ),
         (
             "spec:\n  containers:\n  - image: ghcr.io/acme/app:v1.0.0 # {\"$imagepolicy\": \"flux-system:app\"}\n",

@@ -64,6 +64,15 @@ pub(crate) fn split_map(map: &Map<'_, '_>, out: &mut Out<'_>) {
                     reason: reason.to_owned(),
                 };
             }
+        } else if !gpu_style && !in_chart_values && !out.kubernetes {
+            // Outside a Kubernetes object, a map of an image's parts is a chart's values (a
+            // values file's, decided by its chart, which takes this back; an overlay given
+            // with `-f`) or what another tool joins: either may also print the tag as a label.
+            for candidate in &mut out.candidates[before..] {
+                if !matches!(candidate.found.site, EditSite::Unsupported { .. }) {
+                    candidate.found.unproven = Some(PARTS_UNPROVEN.to_owned());
+                }
+            }
         }
     } else if name_and_tag {
         // Written only where a chart's rendering shows what the two parts make: the template
@@ -136,6 +145,10 @@ pub(crate) fn name_and_tag_maps(map: &Map<'_, '_>, out: &mut Out<'_>) {
         }
     }
 }
+
+pub(crate) const PARTS_UNPROVEN: &str = "not proven: an image given in parts is written only where the \
+     chart that joins them shows the reference they make, and no chart of this repository reads \
+     this file as its values (a chart may also print the tag as a label)";
 
 const NAME_AND_TAG_UNPROVEN: &str = "not proven: a name with its `tag` beside it is written \
      only where the chart that joins them shows the reference they make";

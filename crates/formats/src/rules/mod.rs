@@ -14,7 +14,7 @@ mod ci_scripts;
 mod cloud_build;
 mod compose;
 mod gitlab_ci;
-mod helm_values;
+pub(crate) mod helm_values;
 pub(crate) mod insert;
 mod kubernetes;
 mod kustomize;
@@ -645,6 +645,8 @@ fn merge(
         found.site = EditSite::Unsupported {
             reason: FLUX_MANAGED.to_owned(),
         };
+        // Flux owns it, whatever a chart would show.
+        found.unproven = None;
         return found;
     }
     let editable = !matches!(found.site, EditSite::Unsupported { .. });
