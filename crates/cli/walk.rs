@@ -174,8 +174,9 @@ fn walk_root(
     });
 }
 
-/// Directories whose files are the data of a test (`testdata`, Go's convention; `__fixtures__`
-/// and `__snapshots__`, JavaScript's; `.kyverno-test` and `.chainsaw-test`, a Kyverno policy's
+/// Directories whose files are the data of a test (`testdata`, Go's convention; `fixtures`,
+/// Ruby's, Python's and many others' (`spec/fixtures`, `test/fixtures`); `__fixtures__` and
+/// `__snapshots__`, JavaScript's; `.kyverno-test` and `.chainsaw-test`, a Kyverno policy's
 /// test resources for the Kyverno CLI and for Chainsaw):
 /// a test compares them or what they give to what it expects, and a policy's test pods hold
 /// the very tags its policy must refuse, so a digest written there breaks the test. They are
@@ -183,7 +184,14 @@ fn walk_root(
 fn holds_test_data(name: &std::ffi::OsStr) -> bool {
     matches!(
         name.to_str(),
-        Some("testdata" | "__fixtures__" | "__snapshots__" | ".kyverno-test" | ".chainsaw-test")
+        Some(
+            "testdata"
+                | "fixtures"
+                | "__fixtures__"
+                | "__snapshots__"
+                | ".kyverno-test"
+                | ".chainsaw-test"
+        )
     )
 }
 
@@ -385,6 +393,7 @@ mod tests {
             ".git/config.yaml",
             "build/out.yaml",
             "pkg/testdata/deploy.yaml",
+            "spec/fixtures/deploy.yaml",
             "policy/.kyverno-test/resource.yaml",
             "policy/.chainsaw-test/bad-pod.yaml",
         ]);

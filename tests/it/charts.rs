@@ -1607,39 +1607,65 @@ fn without_helm_a_tag_read_into_a_variable_is_followed_to_its_uses() {
 /// A dependency that is neither vendored nor in the repository is left out of the chart Helm
 /// renders (Helm refuses a chart that lacks one, even a disabled one): the chart's own maps
 /// are pinned and proven, and a map under `global`, which the missing chart sees too, is
-/// reported.
+/// reported, as is a map under a missing dependency's alias, though the chart's own template
+/// renders it as an image too (artifact-hub's `postgresql.image`): the dependency may print
+/// its tag in a label. Without Helm, both are reported too.
 #[test]
 fn a_missing_dependency_is_left_out_and_global_maps_are_reported() {
-    let context = TestContext::new();
-    std::fs::create_dir(context.path(".git")).unwrap();
-    let values = "gone:\n  enabled: false\nimage:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\nglobal:\n  image:\n    repository: ghcr.io/acme/side\n    tag: \"1.2\"\n";
-    context.write_all(
-        &[
-            (
-                "c/Chart.yaml",
-                "apiVersion: v2\nname: c\nversion: 1.0.0\ndependencies:\n  - name: gone\n    version: 1.x\n    repository: https://charts.example\n    condition: gone.enabled\n",
-            ),
-            ("c/values.yaml", values),
-            (
-                "c/templates/pod.yaml",
-                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n    - name: a\n      image: \"{{ .Values.image.repository }}:{{ .Values.image.tag }}\"\n    - name: b\n      image: \"{{ .Values.global.image.repository }}:{{ .Values.global.image.tag }}\"\n",
-            ),
-        ],
-        false,
-    );
-    let (run, digest) = pin_app(&context, true);
-    assert_eq!(
-        std::fs::read_to_string(context.path("c/values.yaml")).unwrap(),
-        values.replacen("tag: \"1.2\"", &format!("tag: \"1.2@{digest}\""), 1),
-        "{run}"
-    );
-    let left = unsupported(&run.json());
-    assert_eq!(left.len(), 1, "{run}");
-    assert!(
-        left[0].2.contains("the chart depends on `gone`")
-            && left[0].2.contains("they see `global` too"),
-        "{left:?}"
-    );
+    let values = "gone:\n  enabled: false\nimage:\n  repository: ghcr.io/acme/app\n  tag: \"1.2\"\nglobal:\n  image:\n    repository: ghcr.io/acme/side\n    tag: \"1.2\"\ndb:\n  image:\n    repository: ghcr.io/acme/db\n    tag: \"1.2\"\n";
+    for helm in [true, false] {
+        let context = TestContext::new();
+        std::fs::create_dir(context.path(".git")).unwrap();
+        context.write_all(
+            &[
+                (
+                    "c/Chart.yaml",
+                    "apiVersion: v2\nname: c\nversion: 1.0.0\ndependencies:\n  - name: gone\n    version: 1.x\n    repository: https://charts.example\n    condition: gone.enabled\n  - name: postgresql\n    alias: db\n    version: 1.x\n    repository: https://charts.example\n",
+                ),
+                ("c/values.yaml", values),
+                (
+                    "c/templates/pod.yaml",
+                    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n    - name: a\n      image: \"{{ .Values.image.repository }}:{{ .Values.image.tag }}\"\n    - name: b\n      image: \"{{ .Values.global.image.repository }}:{{ .Values.global.image.tag }}\"\n    - name: c\n      image: \"{{ .Values.db.image.repository }}:{{ .Values.db.image.tag }}\"\n",
+                ),
+            ],
+            false,
+        );
+        let (run, digest) = pin_app(&context, helm);
+        assert_eq!(
+            std::fs::read_to_string(context.path("c/values.yaml")).unwrap(),
+            values.replacen("tag: \"1.2\"", &format!("tag: \"1.2@{digest}\""), 1),
+            "helm {helm}\n{run}"
+        );
+        let left = unsupported(&run.json());
+        assert_eq!(left.len(), 2, "helm {helm}\n{run}");
+        let db = &left[1].2;
+        if helm {
+            assert!(
+                left[0]
+                    .2
+                    .contains("the chart depends on `gone`, `postgresql`")
+                    && left[0].2.contains("they see `global` too"),
+                "{left:?}"
+            );
+            assert!(
+                db.contains(
+                    "`db` holds the values of a dependency of the chart that is in neither"
+                ),
+                "{left:?}"
+            );
+        } else {
+            assert!(
+                left[0]
+                    .2
+                    .contains("the values under `global` feed a subchart"),
+                "{left:?}"
+            );
+            assert!(
+                db.contains("the values under `db` feed a subchart"),
+                "{left:?}"
+            );
+        }
+    }
 }
 
 /// Pins the chart `app/` made of `helpers`, one template `pod` and `values`, with Helm or

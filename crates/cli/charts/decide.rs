@@ -47,7 +47,7 @@ pub(super) fn render_and_decide(
     };
     let mut decisions = chart::decide(images, &renderings, app_version.as_deref());
     if let Some(staged) = staged.filter(|staged| !staged.dropped.is_empty()) {
-        leave_global(images, &mut decisions, &staged.dropped);
+        leave_global(images, &mut decisions, &staged);
     }
     for (i, reason) in blocked {
         if let Some(decision) = decisions.get_mut(i) {
@@ -115,22 +115,38 @@ pub(super) fn render_and_decide(
 }
 
 /// Makes the maps under `global` unwritable when Helm rendered the chart without the
-/// dependencies `dropped`: those see `global` too, and their renderings are not in the proof.
-fn leave_global(images: &ValuesImages, decisions: &mut [Decision], dropped: &[String]) {
+/// dependencies `staged` dropped: those see `global` too, and their renderings are not in the
+/// proof. So are the maps under a dropped dependency's own key (artifact-hub's
+/// `postgresql.image`, which the chart's templates may read too): the dependency may print
+/// the tag in a label.
+fn leave_global(images: &ValuesImages, decisions: &mut [Decision], staged: &dependencies::Staged) {
+    let names = || {
+        staged
+            .dropped
+            .iter()
+            .map(|name| format!("`{name}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     for (candidate, decision) in images.candidates.iter().zip(decisions.iter_mut()) {
-        if candidate.path.first().is_some_and(|top| top == "global") {
-            decision.site = EditSite::Unsupported {
-                reason: format!(
-                    "not proven: the chart depends on {}, in neither its charts/ nor this \
-                     repository; Helm rendered it without them, and they see `global` too",
-                    dropped
-                        .iter()
-                        .map(|name| format!("`{name}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            };
-        }
+        let Some(top) = candidate.path.first() else {
+            continue;
+        };
+        let reason = if top == "global" {
+            format!(
+                "not proven: the chart depends on {}, in neither its charts/ nor this \
+                 repository; Helm rendered it without them, and they see `global` too",
+                names()
+            )
+        } else if staged.dropped_keys.contains(top) {
+            format!(
+                "not proven: `{top}` holds the values of a dependency of the chart that is in \
+                 neither its charts/ nor this repository; Helm rendered the chart without it"
+            )
+        } else {
+            continue;
+        };
+        decision.site = EditSite::Unsupported { reason };
     }
 }
 

@@ -30,9 +30,10 @@ pub(super) struct Found {
 }
 
 /// The dependencies of the chart at `chart` (with its parsed `Chart.yaml`, `meta`) that
-/// `charts/` does not hold, found in the repository.
-pub(super) fn found(chart: &Path, meta: &Value) -> Vec<Found> {
-    resolve(chart, meta).found
+/// `charts/` does not hold, found in the repository; and whether any is in neither.
+pub(super) fn found_and_any_missing(chart: &Path, meta: &Value) -> (Vec<Found>, bool) {
+    let resolved = resolve(chart, meta);
+    (resolved.found, !resolved.missing.is_empty())
 }
 
 /// A chart's declared dependencies that `charts/` does not hold: those the repository
@@ -40,12 +41,15 @@ pub(super) fn found(chart: &Path, meta: &Value) -> Vec<Found> {
 struct Resolved {
     found: Vec<Found>,
     missing: Vec<String>,
+    /// The keys of the values each missing one reads: its `alias`, else its name.
+    missing_keys: Vec<String>,
 }
 
 fn resolve(chart: &Path, meta: &Value) -> Resolved {
     let mut resolved = Resolved {
         found: Vec::new(),
         missing: Vec::new(),
+        missing_keys: Vec::new(),
     };
     let declared = meta.get("dependencies").and_then(Value::as_array);
     for dependency in declared.into_iter().flatten() {
@@ -59,12 +63,15 @@ fn resolve(chart: &Path, meta: &Value) -> Resolved {
             Some(path) => inside_repository(chart, &chart.join(path)),
             None => beside(chart, name, version),
         };
-        match dir {
-            Some(dir) => resolved.found.push(Found {
+        if let Some(dir) = dir {
+            resolved.found.push(Found {
                 name: name.to_owned(),
                 dir,
-            }),
-            None => resolved.missing.push(name.to_owned()),
+            });
+        } else {
+            resolved.missing.push(name.to_owned());
+            let key = field("alias").unwrap_or(name);
+            resolved.missing_keys.push(key.to_owned());
         }
     }
     resolved
@@ -190,6 +197,9 @@ pub(super) struct Staged {
     /// The dependencies neither vendored nor found, which the copy's `Chart.yaml` leaves out
     /// (Helm refuses to render a chart that lacks a declared dependency, even a disabled one).
     pub dropped: Vec<String>,
+    /// The top-level keys of the chart's values that the dropped dependencies of the chart
+    /// itself read (their aliases, else their names): what Helm's renderings never show.
+    pub dropped_keys: Vec<String>,
 }
 
 impl Staged {
@@ -205,6 +215,7 @@ pub(super) fn stage(chart: &Path) -> Staged {
         path: chart.to_owned(),
         _copy: None,
         dropped: Vec::new(),
+        dropped_keys: Vec::new(),
     };
     let Some(meta) = read_meta(chart) else {
         return as_it_is();
@@ -220,6 +231,7 @@ pub(super) fn stage(chart: &Path) -> Staged {
     let path = copy.path().join(name);
     let mut budget = MAX_STAGED_BYTES;
     let mut dropped = Vec::new();
+    let dropped_keys = resolved.missing_keys.clone();
     let copied =
         copy_with_dependencies(chart, &path, (meta, resolved), &mut budget, &mut dropped, 0);
     match copied {
@@ -227,6 +239,7 @@ pub(super) fn stage(chart: &Path) -> Staged {
             path,
             _copy: Some(copy),
             dropped,
+            dropped_keys,
         },
         Err(_) => as_it_is(),
     }
@@ -381,7 +394,7 @@ mod tests {
     }
 
     fn found_at(chart: &Path) -> Vec<Found> {
-        found(chart, &read_meta(chart).unwrap())
+        found_and_any_missing(chart, &read_meta(chart).unwrap()).0
     }
 
     #[test]

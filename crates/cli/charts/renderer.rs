@@ -305,8 +305,23 @@ fn collect_templates(
         .map(|entry| entry.path())
         .filter(|sub| sub.join("Chart.yaml").is_file());
     // Those Helm would not find in `charts/` but tagpin finds in the repository.
-    let found = dependencies::found(chart, meta).into_iter().map(|d| d.dir);
-    let subs: Vec<PathBuf> = vendored.chain(found).collect();
+    let (found, any_missing) = dependencies::found_and_any_missing(chart, meta);
+    let subs: Vec<PathBuf> = vendored.chain(found.into_iter().map(|d| d.dir)).collect();
+    if any_missing && depth == 0 {
+        // A dependency this reading cannot read sees `global` too.
+        subcharts.push("global".to_owned());
+    }
+    // Every declared dependency reads the values under its alias (else its name), whether
+    // or not its chart is at hand: one not vendored nor found is read by no one here.
+    let declared = meta.get("dependencies").and_then(Value::as_array);
+    for dependency in declared.into_iter().flatten() {
+        let key = ["alias", "name"]
+            .iter()
+            .find_map(|key| dependency.get(*key).and_then(Value::as_str));
+        if let Some(key) = key.filter(|key| !subcharts.iter().any(|s| s == key)) {
+            subcharts.push(key.to_owned());
+        }
+    }
     if depth > MAX_SUBCHART_DEPTH {
         return Err("subcharts nest too deep to read".to_owned());
     }
