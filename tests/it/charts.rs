@@ -1966,6 +1966,53 @@ fn an_image_name_with_its_tag_beside_it_is_pinned_as_helm_renders_it() {
     assert_pinned_as_helm_renders("", pod, values, "image: \"ghcr.io/acme/app:1.2@DIGEST\"");
 }
 
+/// Telepresence's `image: {registry, name, tag}`, read in a `with` block: reported as the
+/// reference its parts make, and pinned in its `tag`, with Helm and without.
+#[test]
+fn a_registry_name_and_tag_map_is_pinned_as_helm_renders_it() {
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: app\nspec:\n  containers:\n    - name: app\n\
+               \x20     {{- with .Values.image }}\n\
+               \x20     image: \"{{ .registry }}/{{ .name }}:{{ .tag | default $.Chart.AppVersion }}\"\n\
+               \x20     imagePullPolicy: {{ .pullPolicy }}\n\
+               \x20     {{- end }}\n";
+    let values = "image:\n  registry: ghcr.io/acme\n  name: app\n  pullPolicy: IfNotPresent\n  tag: \"1.2\"\n";
+    assert_pinned_as_helm_renders("", pod, values, "image: \"ghcr.io/acme/app:1.2@DIGEST\"");
+}
+
+/// A `{registry, image, tag}` map under a key that does not say image (telepresence's
+/// `hooks.curl`), in a chart whose reading without Helm cannot follow it (another template
+/// reads `.Values` in a `with` block): reported with the reason, so `check` fails on it.
+#[test]
+fn a_registry_and_image_map_the_reading_cannot_follow_is_reported() {
+    let context = TestContext::new();
+    context.write_all(
+        &[
+            ("c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 1.0.0\nappVersion: 1.0.0\n"),
+            (
+                "c/values.yaml",
+                "rbac:\n  only: false\nhooks:\n  curl:\n    registry: docker.io\n    image: curlimages/curl\n    tag: 8.1.1\n",
+            ),
+            (
+                "c/templates/deployment.yaml",
+                "{{- with .Values }}\n{{- if not (and .rbac .rbac.only) }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n{{- end }}\n{{- end }}\n",
+            ),
+            (
+                "c/templates/job.yaml",
+                "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n      containers:\n        - name: curl\n          image: \"{{ .Values.hooks.curl.registry }}/{{ .Values.hooks.curl.image }}:{{ .Values.hooks.curl.tag }}\"\n",
+            ),
+        ],
+        false,
+    );
+    let run = context.run(["check", ".", "--helm", "none"]);
+    run.assert_code(1);
+    assert!(
+        run.stdout.contains(
+            "c/values.yaml:6:12: floating image reference docker.io/curlimages/curl:8.1.1"
+        ),
+        "{run}"
+    );
+}
+
 /// Elastic's charts (and the old `stable` ones) give the image as `image` and `imageTag` at the
 /// values' root: reported as the reference they make, and pinned in `imageTag`, with Helm and
 /// without.

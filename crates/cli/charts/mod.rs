@@ -198,14 +198,22 @@ fn learn_file(
         Ok(source) if own_values => parents::overridden(&chart, &source.images),
         _ => Vec::new(),
     };
-    let learnt =
-        match source.and_then(|source| learn_chart(file, &chart, &source, readers.helm, prove)) {
+    let learnt = match source {
+        Ok(source) => match learn_chart(file, &chart, &source, readers.helm, prove) {
             Ok(values) => Some(values),
             Err(reason) => {
+                // The maps only the chart would show as images (`hooks.curl: {registry,
+                // image, tag}`) are reported all the same, as for a chart not at hand.
+                report_unrendered(file, text, &source.images, &reason);
                 unproven(file, &reason);
                 None
             }
-        };
+        },
+        Err(reason) => {
+            unproven(file, &reason);
+            None
+        }
+    };
     leave_overridden(&mut file.findings, overridden);
     learnt
 }

@@ -421,8 +421,8 @@ fn is_word(value: &str) -> bool {
 }
 
 /// An image key's value `{name: quay.io/jupyterhub/k8s-hub, tag: "4.1.0"}` (the `JupyterHub`
-/// charts): a map whose name part is `name`, with its `tag` beside it, and no `repository`,
-/// `image` or `registry`. Found from the map above it, whose source holds the image key (the
+/// charts): a map whose name part is `name`, with its `tag` beside it (and perhaps a
+/// `registry`), and no `repository` or `image`. Found from the map above it, whose source holds the image key (the
 /// walk passes over a map whose own source holds none of its words).
 ///
 /// Also the keys beside its parts ([`Candidate::beside`]).
@@ -438,13 +438,14 @@ fn name_and_tag(text: &str, doc: Doc<'_>, value: &At) -> Option<(Shape, Vec<(Str
     let set = |key: &str| {
         entries.iter().any(|e| e.key == key) && get(key).is_none_or(|part| !part.is_empty())
     };
-    if set("repository") || set("image") || set("registry") {
+    if set("repository") || set("image") {
         return None;
     }
     let name = get("name")
         .filter(|name| !name.is_empty() && !name.decoded && !name.text.contains([':', '@']))?;
     let shape = Shape::Split {
-        registry: None,
+        // Telepresence's `{registry, name, tag}`.
+        registry: get("registry"),
         name,
         image: None,
         tag: Some(get("tag")?),

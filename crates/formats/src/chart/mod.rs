@@ -183,8 +183,11 @@ fn floating_reference(
         .into_iter()
         .flatten()
         .all(|part| !part.decoded && !crate::common::is_templated(&part.text));
+    // `{repository, tag}`, or `{registry, image, tag}` (ingress-nginx's shape, telepresence's
+    // `hooks.curl`): an image whatever key holds it.
+    let named = name.key == "repository" || name.key == "image" && registry.is_some();
     if image.is_some()
-        || name.key != "repository"
+        || !named
         || name.is_empty()
         || !literal
         || digest.is_some_and(|digest| !digest.is_empty())

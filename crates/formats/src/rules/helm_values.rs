@@ -107,8 +107,9 @@ fn tag_not_plain(map: &Map<'_, '_>, gpu_style: bool) -> Option<&'static str> {
 }
 
 /// Reports the maps under `map`'s image keys whose name part is `name`, beside their `tag`
-/// (`image: {name: quay.io/jupyterhub/k8s-hub, tag: "4.1.0"}` in the `JupyterHub` charts), with no
-/// `repository`, `image` or `registry`: unproven, as an `{image, tag}` map is. They are found
+/// (`image: {name: quay.io/jupyterhub/k8s-hub, tag: "4.1.0"}` in the `JupyterHub` charts;
+/// telepresence's `{registry, name, tag}`), with no `repository` or `image`: unproven, as an
+/// `{image, tag}` map is. They are found
 /// from `map`, whose source holds the image key: their own source may hold none of the words
 /// the walk looks for.
 pub(crate) fn name_and_tag_maps(map: &Map<'_, '_>, out: &mut Out<'_>) {
@@ -127,9 +128,7 @@ pub(crate) fn name_and_tag_maps(map: &Map<'_, '_>, out: &mut Out<'_>) {
             entries: &entries,
             shared: map.shared,
         };
-        let named = ["repository", "image", "registry"]
-            .iter()
-            .all(|key| !child.has(key))
+        let named = ["repository", "image"].iter().all(|key| !child.has(key))
             && child.has("tag")
             && child
                 .scalar("name")
