@@ -1966,6 +1966,28 @@ fn an_image_name_with_its_tag_beside_it_is_pinned_as_helm_renders_it() {
     assert_pinned_as_helm_renders("", pod, values, "image: \"ghcr.io/acme/app:1.2@DIGEST\"");
 }
 
+/// A whole reference under `repository`, with no tag beside it (meshery's adapters), rendered
+/// whole as the image: a string, pinned in place, with Helm and without.
+#[test]
+fn a_whole_reference_under_repository_is_pinned_as_helm_renders_it() {
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: app\nspec:\n  containers:\n    - name: app\n\
+               \x20     image: \"{{ .Values.image.repository }}\"\n";
+    let values = "image:\n  repository: ghcr.io/acme/app:1.2\n  pullPolicy: Always\n";
+    for helm in [false, true] {
+        let (context, run, digest) = pin_helper_chart("", pod, values, helm);
+        assert_eq!(
+            std::fs::read_to_string(context.path("app/values.yaml")).unwrap(),
+            values.replace("app:1.2", &format!("app:1.2@{digest}")),
+            "helm {helm}\n{run}"
+        );
+        let rendered = render(&context.path("app"));
+        assert!(
+            rendered.contains(&format!("image: \"ghcr.io/acme/app:1.2@{digest}\"")),
+            "{rendered}"
+        );
+    }
+}
+
 /// Telepresence's `image: {registry, name, tag}`, read in a `with` block: reported as the
 /// reference its parts make, and pinned in its `tag`, with Helm and without.
 #[test]

@@ -309,8 +309,14 @@ impl<'t> Visitor<'t> for Collect<'_> {
             self.found.disabled.push(path.clone());
         }
         if let Some(shape) = split_shape(self.text, &scalar) {
-            let span = match &shape {
-                Shape::Split { name, .. } | Shape::Inline(name) => name.span.clone(),
+            let (span, path) = match &shape {
+                Shape::Split { name, .. } => (name.span.clone(), path),
+                // A string's path ends with its key.
+                Shape::Inline(part) => (part.span.clone(), {
+                    let mut path = path;
+                    path.push(part.key.clone());
+                    path
+                }),
             };
             if self.seen.insert((span.start, span.end)) {
                 self.found.candidates.push(Candidate {
@@ -524,12 +530,27 @@ fn split_shape<'t>(text: &str, scalar: &dyn Fn(&str) -> Option<ScalarAt<'t>>) ->
     if name.is_empty() || name.decoded {
         return None;
     }
+    let digest = get("digest").or_else(|| get("sha"));
+    // A whole reference under `repository`, alone (meshery's adapters:
+    // `repository: meshery/meshery-istio:stable-latest`): a string, decided as one.
+    let whole = name.key == "repository"
+        && [&registry, &image, &tag, &digest]
+            .iter()
+            .all(|p| p.is_none())
+        && name
+            .text
+            .rsplit('/')
+            .next()
+            .is_some_and(|last| last.contains([':', '@']));
+    if whole {
+        return Some(Shape::Inline(name));
+    }
     Some(Shape::Split {
         registry,
         name,
         image,
         tag,
-        digest: get("digest").or_else(|| get("sha")),
+        digest,
     })
 }
 

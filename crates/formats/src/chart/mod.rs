@@ -253,8 +253,12 @@ pub fn apply_within(
         };
         if decision.site == EditSite::Inline {
             // A string written whole: its own text is rewritten, what the chart renders is
-            // looked up.
+            // looked up. The key names may have taken it for a part (a whole reference under
+            // `repository`, alone): it is read as the reference it is.
             finding.resolve = Some(Box::new(rendered.clone()));
+            if finding.reference.is_none() {
+                finding.reference = tagpin_reference::ImageReference::parse(&finding.text).ok();
+            }
         } else {
             finding.text = rendered.to_string();
             finding.reference = Some(rendered.clone());
