@@ -181,3 +181,23 @@ fn odd_kustomizations_change_nothing() {
         );
     }
 }
+
+/// Kubebuilder's layout: `image: controller` is a placeholder the kustomization replaces, so it
+/// is `local`, and the lint about pulling `latest` (with its `imagePullPolicy` edit) is not
+/// given for an image no registry is asked for.
+#[test]
+fn a_local_placeholder_gets_no_pull_lint() {
+    let context = TestContext::new();
+    context.write(
+        "config/manager/manager.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: controller-manager\nspec:\n  template:\n    spec:\n      containers:\n      - name: manager\n        image: controller # replaced by kustomize\n",
+    );
+    context.write(
+        "config/manager/kustomization.yaml",
+        "resources:\n  - manager.yaml\nimages:\n  - name: controller\n    newName: quay.io/acme/operator\n    newTag: v0.13.3\n",
+    );
+    let doc = scan(&context);
+    let manager = reference(&doc, "config/manager/manager.yaml", 10);
+    assert_eq!(manager["status"], "local", "{doc:#}");
+    assert_eq!(manager["warnings"], serde_json::json!([]), "{doc:#}");
+}

@@ -182,11 +182,30 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
     crate::dev_loops::mark_built(&mut collected.files);
     crate::compose_builds::mark_built(&mut collected.files);
     crate::kustomize_images::mark_replaced(&mut collected.files, paths);
+    forget_pull_lints_of_local_images(&mut collected.files);
     collected.files.retain(|file| !file.findings.is_empty());
     collected
 }
 
 use crate::read::Identity;
+
+/// The passes above make some images `local` (built by a dev loop or compose, replaced by
+/// Kustomize): no registry is asked for them, so the lint about pulling `latest` from one, and
+/// its `imagePullPolicy` edit, do not apply.
+fn forget_pull_lints_of_local_images(files: &mut [ScannedFile]) {
+    let local = files
+        .iter_mut()
+        .flat_map(|file| file.findings.iter_mut())
+        .filter(|finding| finding.status == tagpin_formats::Status::Local);
+    for finding in local {
+        finding
+            .warnings
+            .retain(|warning| *warning != tagpin_formats::Warning::LatestPullsAlways);
+        if let Some(extras) = finding.extras.as_deref_mut() {
+            extras.pull_policy = None;
+        }
+    }
+}
 
 /// Which file `path` is on disk, links followed: its device and inode.
 #[cfg(unix)]

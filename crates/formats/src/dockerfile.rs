@@ -141,7 +141,7 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
             },
         })
         .collect();
-    let mut args = args::Args::new(text, &instructions);
+    let mut args = args::Args::new(&instructions);
     for instruction in &instructions {
         self::instruction(sink, instruction, &mut stages, &mut args);
     }

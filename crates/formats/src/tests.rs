@@ -212,6 +212,23 @@ fn yaml_sites_and_lint() {
         []
     );
     assert_eq!(lint("steps:\n  - name: t\n    image: golang:latest\n"), []);
+    // Woodpecker keys its steps and services by name: an image with no tag there is `latest`,
+    // written as such, with no lint either.
+    for text in [
+        "steps:\n  release:\n    image: akkoma/releaser\n",
+        "services:\n  db:\n    image: postgres\n",
+    ] {
+        assert_eq!(lint(text), [], "{text:?}");
+        let findings = scan(Path::new("p"), FileKind::Yaml, text).unwrap();
+        assert_eq!(findings[0].site, EditSite::Inline, "{text:?}");
+    }
+    let nested = scan(
+        Path::new("p"),
+        FileKind::Yaml,
+        "a:\n  steps:\n    s:\n      image: nginx\n",
+    )
+    .unwrap();
+    assert!(matches!(nested[0].site, EditSite::Unsupported { .. }));
     // A `container:` or `script:` key outside an Argo template is not known to be a container.
     assert_eq!(lint("app:\n  container:\n    image: alpine\n"), []);
     assert_eq!(lint("script:\n  image: alpine\n"), []);
@@ -1233,15 +1250,32 @@ fn dockerfile_arg_defaults() {
                  default would land in each place",
             )],
         ),
+        // A global ARG a stage does not re-declare expands to nothing there: the label is
+        // `version=` whatever the default holds.
         (
             "ARG TAG=1.36\nFROM busybox:${TAG}\nLABEL version=$TAG\n".into(),
+            vec![row(2, 6, Floating, "busybox:1.36", "arg 1.36")],
+        ),
+        (
+            "ARG TAG=1.36\nFROM busybox:${TAG}\nARG TAG\nLABEL version=$TAG\n".into(),
             vec![row(
                 2,
                 6,
                 Floating,
                 "busybox:1.36",
-                "no: ARG TAG (line 1) is also used outside this image reference; a digest in \
-                 its default would change that use too",
+                "no: ARG TAG (line 1) is also used outside image references (LABEL on line 4); \
+                 a digest in its default would change that use too",
+            )],
+        ),
+        (
+            "ARG TAG=1.36\nARG LABEL_TAG=v$TAG\nFROM busybox:${TAG}\n".into(),
+            vec![row(
+                3,
+                6,
+                Floating,
+                "busybox:1.36",
+                "no: ARG TAG (line 1) is also used outside image references (ARG on line 2); a \
+                 digest in its default would change that use too",
             )],
         ),
         (

@@ -22,7 +22,8 @@
 //! - an ARG that is the end of a reference (`busybox:${TAG}`, `${REPO}:${TAG}`) is reported at
 //!   the image position, with the defaults joined; the digest is appended to that ARG's
 //!   default only when it is the reference's one ARG and that reference is its one use in the
-//!   whole file (no other image, no `RUN`, `LABEL` or `ENV` mentions it); otherwise the
+//!   whole file (no other image names it, and no `RUN`, `LABEL`, `ENV` or other ARG's default
+//!   expands it where the declaration is in scope); otherwise the
 //!   reference is reported and not written (with `${REPO}:${TAG}` a build that sets `REPO`
 //!   would still get the digest `TAG` holds);
 //! - a reference that does not end with an ARG (`${REGISTRY}/busybox:1.36`), and any expansion
@@ -85,7 +86,6 @@ enum Shape {
 type Scope<'a> = HashMap<&'a str, Option<usize>>;
 
 pub(super) struct Args<'a> {
-    text: &'a str,
     defs: Vec<Def<'a>>,
     uses: Vec<Use<'a>>,
     others: Vec<OtherUse<'a>>,
@@ -109,18 +109,6 @@ fn is_name(name: &str) -> bool {
 
 fn is_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
-}
-
-/// How many times `text` expands `name` (`$NAME`, `${NAME}`, `${NAME:-…}`, …).
-fn mentions(text: &str, name: &str) -> usize {
-    text.match_indices('$')
-        .filter(|&(i, _)| {
-            let rest = &text[i + 1..];
-            let rest = rest.strip_prefix('{').unwrap_or(rest);
-            rest.strip_prefix(name)
-                .is_some_and(|after| !after.bytes().next().is_some_and(is_name_byte))
-        })
-        .count()
 }
 
 /// A word of an image position: literal text and ARG names.
@@ -161,7 +149,7 @@ fn parts(word: &str) -> Option<Vec<Part<'_>>> {
 }
 
 impl<'a> Args<'a> {
-    pub(super) fn new(text: &'a str, instructions: &[Instruction<'_, 'a>]) -> Self {
+    pub(super) fn new(instructions: &[Instruction<'_, 'a>]) -> Self {
         let mut env = HashSet::new();
         for instruction in instructions {
             let words = instruction.words;
@@ -175,7 +163,6 @@ impl<'a> Args<'a> {
             }
         }
         Self {
-            text,
             defs: Vec::new(),
             uses: Vec::new(),
             others: Vec::new(),
@@ -476,11 +463,10 @@ impl<'a> Args<'a> {
                  written only when one reference uses it"
             ));
         }
-        if mentions(self.text, name) > mentions(image.word, name) {
-            return unsupported(format!(
-                "ARG {name} (line {line}) is also used outside this image reference; a digest \
-                 in its default would change that use too"
-            ));
+        // Where the declaration is in scope only: `${TAG}` in a stage that did not re-declare
+        // a global `TAG` expands to nothing.
+        if let Some(reason) = self.used_elsewhere(sink, last) {
+            return unsupported(reason);
         }
         EditSite::SplitTag {
             span: def.span.clone(),

@@ -308,6 +308,10 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
     let in_container_list = is_container(map.path);
     // Kubelet pulls it: a CI pipeline's steps are no pod's.
     let kubelet_pulls = in_container_list && (out.kubernetes || !is_step(map.path));
+    // A step or service of a pipeline that keys them by name (Woodpecker's `steps.build`,
+    // `services.db`): its image is pulled as written, `latest` when it has no tag.
+    let named_step =
+        !out.kubernetes && matches!(map.path, [Seg::Key("steps" | "services"), Seg::Key(_)]);
     // `imagePullPolicy: Never`: the image must be on the node already (loaded with `kind load`
     // or built there); it is never pulled, and a registry's digest would not name it.
     let built = names_what_is_built(map)
@@ -371,7 +375,11 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
             continue;
         }
         let untagged = candidate.is_untagged();
-        if untagged && !in_container_list && candidate.found.status == Status::Floating {
+        if untagged
+            && !in_container_list
+            && !named_step
+            && candidate.found.status == Status::Floating
+        {
             candidate.found.site = crate::EditSite::Unsupported {
                 reason: UNTAGGED_OUTSIDE_CONTAINERS.to_owned(),
             };

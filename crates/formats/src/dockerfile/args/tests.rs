@@ -180,8 +180,8 @@ fn dockerfile_whole_arg_used_outside_images() {
                 6,
                 Floating,
                 "alpine:3.20",
-                "no: ARG ALPINE_VERSION (line 1) is also used outside this image reference; a \
-                 digest in its default would change that use too",
+                "no: ARG ALPINE_VERSION (line 1) is also used outside image references (RUN on \
+                 line 4); a digest in its default would change that use too",
             )],
         ),
         (
