@@ -385,7 +385,19 @@ fn latest_values_maps_offer_their_pull_policy() {
 
 #[test]
 fn compose_and_workflow_table() {
-    use Status::{Floating, Local, Templated};
+    use Status::{Floating, Ignored, Local, Templated};
+    // A service Watchtower updates (its label as a mapping or a list) is left to it.
+    assert_eq!(
+        found(
+            FileKind::Compose,
+            "services:\n  a:\n    image: n:1\n    labels:\n      com.centurylinklabs.watchtower.enable: \"true\"\n  b:\n    image: m:1\n    labels:\n      - com.centurylinklabs.watchtower.enable=true\n  c:\n    image: o:1\n    labels: [com.centurylinklabs.watchtower.enable=false]\n"
+        ),
+        vec![
+            (3, 12, Ignored, "n:1".into()),
+            (7, 12, Ignored, "m:1".into()),
+            (11, 12, Floating, "o:1".into())
+        ]
+    );
     assert_eq!(
         found(
             FileKind::Compose,

@@ -8,6 +8,10 @@
 //! default: that is what runs when the variable is not set, and pinning it there keeps the
 //! variable working. Anything else with a `$` is `templated`.
 //!
+//! A service that opts in to Watchtower's updates (`com.centurylinklabs.watchtower.enable: true`
+//! among its labels) is `ignored`, with the reason: Watchtower follows the tag, and skips a
+//! container pinned to a digest.
+//!
 //! A build argument that names the base image (`build: {args: {BASE_IMAGE: "alpine:3.20"}}`,
 //! or `- BASE_IMAGE=alpine:3.20`), under a key an image key would be in any case
 //! (`BASE_IMAGE`, `builder-image`), is the image the Dockerfile's `FROM ${BASE_IMAGE}` pulls:
@@ -48,17 +52,58 @@ impl Rules for Compose {
                 .is_some_and(|policy| matches!(policy.value, "never" | "build"));
         let text = out.text.get(scalar.span.clone()).unwrap_or_default();
         let (prefix, suffix) = variable_default(text).unwrap_or(("", ""));
+        let watched = service && watchtower_enabled(map);
         if let Some(candidate) = out.inline_between(&scalar, prefix, suffix)
-            && build
             && candidate.found.status != Status::Templated
         {
-            candidate.found.status = Status::Local;
+            if build {
+                candidate.found.status = Status::Local;
+            } else if watched {
+                candidate.found.status = Status::Ignored;
+                candidate.found.site = crate::EditSite::Unsupported {
+                    reason: WATCHTOWER_UPDATED.to_owned(),
+                };
+            }
         }
     }
 
     fn inert(&self, path: &[Seg<'_>]) -> bool {
         is_extension(path)
     }
+}
+
+/// Why the image of a service Watchtower updates is not written.
+const WATCHTOWER_UPDATED: &str = "updated by Watchtower \
+     (`com.centurylinklabs.watchtower.enable: true` on the service): Watchtower pulls this tag \
+     again and restarts the service on a new image, and it skips a container pinned to a digest";
+
+/// Whether the service `map` opts in to Watchtower's updates with its label, written as a
+/// mapping (`com.centurylinklabs.watchtower.enable: "true"`) or a list
+/// (`- com.centurylinklabs.watchtower.enable=true`).
+fn watchtower_enabled(map: &Map<'_, '_>) -> bool {
+    const LABEL: &str = "com.centurylinklabs.watchtower.enable";
+    let Some(labels) = map.get("labels") else {
+        return false;
+    };
+    let is_true = |value: &str| value.trim().eq_ignore_ascii_case("true");
+    if map.doc.is_mapping(labels) {
+        return map
+            .doc
+            .value_of(labels, LABEL)
+            .and_then(|value| map.doc.scalar(&value))
+            .is_some_and(|value| is_true(value.value));
+    }
+    map.doc.items(labels).iter().any(|item| {
+        map.doc
+            .scalar(item)
+            .and_then(|label| {
+                label
+                    .value
+                    .split_once('=')
+                    .map(|(k, v)| (k.trim() == LABEL, is_true(v)))
+            })
+            .is_some_and(|(key, on)| key && on)
+    })
 }
 
 /// The build arguments of the `build` mapping `map` that name an image: as a mapping
