@@ -12,7 +12,7 @@
 //! | per-registry concurrency | — | — | `per_registry_concurrency` | 8 |
 //! | request timeout | — | — | `timeout_seconds` | 30 |
 //! | deadline for resolving all tags | `--deadline SECONDS` | `TAGPIN_DEADLINE` | — | 300 |
-//! | Helm renderer for charts | `--helm COMMAND` | `TAGPIN_HELM` | `helm` | `helm` on PATH (`none`: no rendering) |
+//! | Helm renderer for charts | `--helm COMMAND` | `TAGPIN_HELM` | `helm` | `helm` on PATH (`none`: no rendering; a command chosen but not found is an error) |
 //! | platforms every new digest must serve | `--platform OS/ARCH[/VARIANT]` (repeatable; replaces the config's list) | — | `platforms` | those of the digest already pinned; for a floating tag, all its index offers |
 //! | manifest cache (by digest) | `--cache-dir DIR` (`none`: off) | `TAGPIN_CACHE_DIR` | — | `$XDG_CACHE_HOME/tagpin`, else `~/.cache/tagpin` (`~/Library/Caches/tagpin` on macOS) |
 //! | `latest` containers (`pin`, `pr`) | `--latest keep\|pull-policy` | — | `latest` | `keep` (pin and warn) |
@@ -221,6 +221,23 @@ impl Environment for BTreeMap<&str, &str> {
     }
 }
 
+/// The Helm command to render charts with: the one chosen (with where it was chosen), else
+/// `helm`; `None` for `none`. A command chosen but not found is an error, as a PATH that
+/// does not exist is: without it, charts would be read without Helm, silently. The default
+/// `helm` may be missing: the charts are then read by tagpin's own reading.
+fn chosen_helm(chosen: Option<(String, String)>) -> anyhow::Result<Option<String>> {
+    let Some((command, source)) = chosen else {
+        return Ok(Some("helm".to_owned()));
+    };
+    if command == "none" {
+        return Ok(None);
+    }
+    if crate::charts::Helm::find(&command).is_none() {
+        bail!("{source}: Helm command `{command}` not found (`none` renders no chart)");
+    }
+    Ok(Some(command))
+}
+
 fn non_empty(env: &impl Environment, name: &str) -> Option<String> {
     env.var(name).filter(|value| !value.is_empty())
 }
@@ -406,6 +423,14 @@ impl Settings {
             .or_else(|| default_cache_dir(env))
             .filter(|dir| dir.as_os_str() != "none");
 
+        let helm = chosen_helm(
+            flags
+                .helm
+                .clone()
+                .map(|command| (command, "`--helm`".to_owned()))
+                .or_else(|| non_empty(env, env::HELM).map(|c| (c, format!("`{}`", env::HELM))))
+                .or_else(|| config.helm.clone().map(|c| (c, in_config("helm")))),
+        )?;
         Ok(Self {
             paths: PathFilter::new(&config.include, &config.exclude)
                 .with_context(|| in_config("include/exclude"))?
@@ -426,15 +451,7 @@ impl Settings {
                     .map_or(DEFAULT_TIMEOUT_SECONDS, std::num::NonZeroU64::get),
             ),
             deadline: Duration::from_secs(deadline),
-            helm: Some(
-                flags
-                    .helm
-                    .clone()
-                    .or_else(|| non_empty(env, env::HELM))
-                    .or(config.helm)
-                    .unwrap_or_else(|| "helm".to_owned()),
-            )
-            .filter(|command| command != "none"),
+            helm,
             unproven_values: config.unproven_values.unwrap_or_default(),
             platforms,
             cache_dir,
@@ -887,6 +904,25 @@ mod tests {
                 none.clone(),
                 config("exclude: ['a/[']"),
                 "repo/.tagpin.yaml",
+            ),
+            // A Helm chosen but not there: charts would be read without it, silently.
+            (
+                flags(&["--helm", "/nonexistent/helm"]),
+                none.clone(),
+                None,
+                "`--helm`: Helm command `/nonexistent/helm` not found",
+            ),
+            (
+                flags(&[]),
+                [(env::HELM, "/nonexistent/helm")].into(),
+                None,
+                "`TAGPIN_HELM`",
+            ),
+            (
+                flags(&[]),
+                none.clone(),
+                config("helm: /nonexistent/helm"),
+                "`helm` in config file `repo/.tagpin.yaml`",
             ),
         ];
         for (flags, env, config, needle) in cases {
