@@ -222,6 +222,11 @@ fn yaml_sites_and_lint() {
         let findings = scan(Path::new("p"), FileKind::Yaml, text).unwrap();
         assert_eq!(findings[0].site, EditSite::Inline, "{text:?}");
     }
+    // A Tekton `StepAction`'s image is what the steps that use it run.
+    let step_action = "apiVersion: tekton.dev/v1beta1\nkind: StepAction\nmetadata:\n  name: s\nspec:\n  image: mirror.gcr.io/ubuntu\n";
+    assert_eq!(lint(step_action), []);
+    let findings = scan(Path::new("p"), FileKind::Yaml, step_action).unwrap();
+    assert_eq!(findings[0].site, EditSite::Inline);
     let nested = scan(
         Path::new("p"),
         FileKind::Yaml,

@@ -310,8 +310,10 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
     let kubelet_pulls = in_container_list && (out.kubernetes || !is_step(map.path));
     // A step or service of a pipeline that keys them by name (Woodpecker's `steps.build`,
     // `services.db`): its image is pulled as written, `latest` when it has no tag.
-    let named_step =
-        !out.kubernetes && matches!(map.path, [Seg::Key("steps" | "services"), Seg::Key(_)]);
+    let named_step = !out.kubernetes
+        && matches!(map.path, [Seg::Key("steps" | "services"), Seg::Key(_)])
+        // A Tekton `StepAction`'s image, which the steps that use it run.
+        || out.step_action && matches!(map.path, [Seg::Key("spec")]);
     // `imagePullPolicy: Never`: the image must be on the node already (loaded with `kind load`
     // or built there); it is never pulled, and a registry's digest would not name it.
     let built = names_what_is_built(map)

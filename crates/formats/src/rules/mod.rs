@@ -172,6 +172,8 @@ pub(crate) struct Out<'s> {
     /// The document names an `apiVersion`: a Kubernetes object, whose `steps` are containers
     /// (Tekton's), where a CI pipeline's (Drone's) are not.
     pub(crate) kubernetes: bool,
+    /// The document is a Tekton `StepAction`, whose `spec.image` a step runs.
+    pub(crate) step_action: bool,
     /// Whether the document is a workload a controller moves to new images, read only when
     /// it has an image to report (see [`Out::managed`]).
     controllers: Controllers<'s>,
@@ -445,6 +447,10 @@ pub(crate) fn apply_with<'t>(
                 chart_values: document.chart_values,
                 no_images: kubernetes::names_no_images(document.api, document.kind),
                 kubernetes: document.api.is_some(),
+                step_action: document
+                    .api
+                    .is_some_and(|api| api.starts_with("tekton.dev/"))
+                    && document.kind == Some("StepAction"),
                 controllers: Controllers {
                     doc,
                     root: *root,
