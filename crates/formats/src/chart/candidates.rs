@@ -241,22 +241,31 @@ impl<'s> Collect<'s> {
 }
 
 /// Why `part` may not take a digest: its node is anchored and an alias in `aliases` (anchored
-/// node's start, alias's start) uses it elsewhere.
+/// node's start, alias's start) uses it elsewhere. The lines named are the anchor's and every
+/// alias's: the part may be reached through one of the aliases (`tag: *appVersion`), and then
+/// the anchor itself is the other use.
 fn shared_reason(text: &str, aliases: &[(usize, usize)], part: &Part) -> Option<String> {
     if part.span.is_empty() {
         return None;
     }
-    let &(_, alias) = aliases
+    let uses: Vec<usize> = aliases
         .iter()
-        .find(|(anchored, _)| *anchored == part.span.start)?;
-    let name = text[alias..]
+        .filter(|(anchored, _)| *anchored == part.span.start)
+        .map(|&(_, alias)| alias)
+        .collect();
+    let &first = uses.first()?;
+    let name = text[first..]
         .split([' ', '\t', '\r', '\n', ',', ']', '}'])
         .next()
         .unwrap_or_default()
         .trim_start_matches('*');
-    let line = text[..alias].matches('\n').count() + 1;
+    let line = |at: usize| text[..at].matches('\n').count() + 1;
+    let anchor_line = line(part.span.start);
+    let alias_lines: Vec<String> = uses.iter().map(|&at| line(at).to_string()).collect();
     Some(format!(
-        "anchor `&{name}` is also used at line {line}; rewriting it would change that value too"
+        "anchor `&{name}` (line {anchor_line}) is also used at line {}; rewriting it would \
+         change every use",
+        alias_lines.join(", ")
     ))
 }
 

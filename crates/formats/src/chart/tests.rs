@@ -699,9 +699,9 @@ fn an_anchored_tag_that_an_alias_uses_elsewhere_is_not_written() {
     assert_eq!(
         aliased.site,
         EditSite::Unsupported {
-            reason: "anchor `&ver` is also used at line 4; rewriting it would change that value \
-                     too"
-            .to_owned()
+            reason: "anchor `&ver` (line 3) is also used at line 4; rewriting it would change \
+                     every use"
+                .to_owned()
         }
     );
     assert!(aliased.other_use);
