@@ -25,7 +25,9 @@
 //!
 //! Container CLI commands, `docker|podman|nerdctl run|create|pull IMAGE`, and the pairs of
 //! `kubectl set image RESOURCE CONTAINER=IMAGE`, are read on command lines (continued with
-//! `\`), never in heredocs or comments ([`commands`]).
+//! `\`), never in heredocs or comments ([`commands`]). There the image word is known by its
+//! place, so one that expands a variable after a literal name (`golang:$(GO_VERSION)`) is
+//! reported `templated`.
 //!
 //! `# tagpin:ignore` later on a line marks its references `ignored`.
 

@@ -1575,11 +1575,25 @@ fn shell_table() {
 /// --image IMAGE`: each row also with CRLF.
 #[test]
 fn shell_container_commands() {
-    use Status::{Floating, Ignored, Local};
+    use Status::{Floating, Ignored, Local, Templated};
     let cases: Vec<(&str, Found)> = vec![
         (
             "docker run --rm -it nginx:1.27 sh\n",
             one(1, 21, Floating, "nginx:1.27"),
+        ),
+        // The image word expands a variable after a literal name: templated. A word that is
+        // only a variable names nothing tagpin can tell.
+        (
+            "\tdocker run --rm -v $(PWD):/src golang:$(GOLANG_VERSION) go build\n",
+            one(1, 33, Templated, "golang:$(GOLANG_VERSION)"),
+        ),
+        (
+            "docker pull \"ghcr.io/$ORG/app:1\"\n",
+            one(1, 14, Templated, "ghcr.io/$ORG/app:1"),
+        ),
+        (
+            "docker run --rm $IMAGE\ndocker run ${REGISTRY}/app:1\n",
+            vec![],
         ),
         (
             "docker pull alpine:3.20\n",

@@ -28,7 +28,7 @@
 mod kubectl;
 
 use super::{Token, mark_last_local, report, tokens};
-use crate::common::Sink;
+use crate::common::{Found, Sink};
 
 /// The container CLIs read.
 pub(crate) const CLIS: [&str; 3] = ["docker", "podman", "nerdctl"];
@@ -474,6 +474,9 @@ fn cli_command(sink: &mut Sink<'_>, command: &Words<'_>, offset: usize) {
     if let Some(&(start, end)) = command.words.get(index) {
         let before = sink.len();
         report(sink, &command.code[start..end], offset + start);
+        if sink.len() == before {
+            report_templated(sink, &command.code[start..end], offset + start);
+        }
         if never && sink.len() > before {
             mark_last_local(sink);
         }
@@ -581,4 +584,28 @@ fn option_words(options: &Options, word: &str) -> Option<usize> {
         return None;
     }
     Some(1)
+}
+
+/// Reports the image word of a container command (`word`, at `at`) that expands a variable
+/// after a literal name (`golang:$(GOLANG_VERSION)`, `quay.io/org/opm:${V}`, `"ghcr.io/$ORG/x"`)
+/// as `templated`: the options before it were all read, so it is the image, whatever the
+/// variable holds. A word that is only a variable (`$IMAGE`) says nothing of what it names.
+fn report_templated(sink: &mut Sink<'_>, word: &str, at: usize) {
+    let (inner, at) = match word.as_bytes().first() {
+        Some(b'"' | b'\'') if word.len() >= 2 && word.ends_with(&word[..1]) => {
+            (&word[1..word.len() - 1], at + 1)
+        }
+        _ => (word, at),
+    };
+    let Some(dollar) = inner.find('$') else {
+        return;
+    };
+    let name = &inner[..dollar];
+    let literal_name = name.contains([':', '/'])
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b'/' | b':'));
+    if literal_name && !inner.contains(['"', '\'', '\\', '`', ' ']) {
+        sink.push(Found::templated(at..at + inner.len(), inner));
+    }
 }
