@@ -11,6 +11,7 @@
 mod args;
 mod charts;
 mod commands;
+mod compose_build_args;
 mod compose_builds;
 mod config;
 mod details;

@@ -504,3 +504,40 @@ fn a_compose_image_built_by_another_file_is_local() {
         );
     }
 }
+
+/// A compose build argument that names an image is written only where the service's
+/// Dockerfile uses it as a whole `FROM` image: `FROM ${PYTHON_IMAGE}-slim` would become no
+/// reference, and a `RUN` that echoes it would see the digest too. An `image:` of the same
+/// text is no argument, and stays writable.
+#[test]
+fn compose_build_arguments_are_written_only_where_their_dockerfile_uses_them_whole() {
+    let context = TestContext::new();
+    let compose = "services:\n  whole:\n    build:\n      context: whole\n      args:\n        PYTHON_IMAGE: python:3.12\n  suffix:\n    build:\n      context: suffix\n      args:\n        - PYTHON_IMAGE=python:3.11\n  plain:\n    image: python:3.11\n";
+    context.write_all(
+        &[
+            ("docker-compose.yml", compose),
+            (
+                "whole/Dockerfile",
+                "ARG PYTHON_IMAGE\nFROM ${PYTHON_IMAGE}\n",
+            ),
+            (
+                "suffix/Dockerfile",
+                "ARG PYTHON_IMAGE\nFROM ${PYTHON_IMAGE}-slim\n",
+            ),
+        ],
+        false,
+    );
+    let doc = context
+        .run(["scan", "--format", "json"])
+        .assert_code(0)
+        .json();
+    let unwritable = |line| reference(&doc, "docker-compose.yml", line)["unwritable"].clone();
+    assert_eq!(unwritable(6), serde_json::Value::Null, "{doc:#}");
+    assert_eq!(unwritable(13), serde_json::Value::Null, "{doc:#}");
+    assert_eq!(
+        unwritable(11),
+        "`suffix/Dockerfile` uses build argument PYTHON_IMAGE as more than a whole `FROM` image \
+         (line 2): a digest here would reach that use too",
+        "{doc:#}"
+    );
+}
