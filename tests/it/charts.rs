@@ -1015,6 +1015,55 @@ fn an_overlay_that_sets_only_the_tag_is_pinned_in_the_overlay() {
     }
 }
 
+/// The chart's own map, whose tag another values file of the chart overrides (node-exporter
+/// with a `values-prod.yaml`): a digest key written in values.yaml would be joined to the
+/// overlay's tag when the chart is rendered with it, so it is not written; the overlay's own
+/// tag is pinned in the overlay.
+#[test]
+fn a_map_another_values_file_of_the_chart_overrides_is_not_written() {
+    for helm in [true, false] {
+        let context = TestContext::new();
+        context.write_all(
+            &[
+                ("c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 1.0.0\nappVersion: \"1.0\"\n"),
+                (
+                    "c/values.yaml",
+                    "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.1\"\n  digest: \"\"\n",
+                ),
+                ("c/values-prod.yaml", "image:\n  tag: \"1.2\"\n"),
+                (
+                    "c/templates/pod.yaml",
+                    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n    - name: a\n      \
+                     image: \"{{ .Values.image.repository }}:{{ .Values.image.tag }}{{ with .Values.image.digest }}@{{ . }}{{ end }}\"\n",
+                ),
+            ],
+            false,
+        );
+        let mut registry = Registry::start();
+        registry.push("ghcr.io/acme/app:1.1", Flavour::Image);
+        registry.push("ghcr.io/acme/app:1.2", Flavour::Image);
+        let args = pin_args(
+            &["pin", ".", "--write", "--format", "json"],
+            &registry,
+            helm,
+        );
+        let run = context.run(&args);
+        run.assert_code(0);
+        let read = |path: &str| std::fs::read_to_string(context.path(path)).unwrap();
+        assert_eq!(
+            read("c/values.yaml"),
+            "image:\n  repository: ghcr.io/acme/app\n  tag: \"1.1\"\n  digest: \"\"\n",
+            "helm {helm}\n{run}"
+        );
+        let left = unsupported(&run.json());
+        assert!(
+            left.iter().any(|(path, _, reason)| path == "c/values.yaml"
+                && reason.contains("`values-prod.yaml` of the same chart sets `image.tag`")),
+            "helm {helm}: {left:?}"
+        );
+    }
+}
+
 /// Shapes where a key-name edit would break the chart, refused with and without Helm: a
 /// string the template writes more after (`{{ .image }}:{{ .suffix }}`), and a tag that a
 /// values string rendered with `tpl` also prints as a label.

@@ -195,7 +195,11 @@ fn learn_file(
         return None;
     }
     let overridden = match &source {
-        Ok(source) if own_values => parents::overridden(&chart, &source.images),
+        Ok(source) if own_values => {
+            let mut overridden = parents::overridden(&chart, &source.images);
+            overridden.extend(parents::overlaid(&chart, &source.images));
+            overridden
+        }
         _ => Vec::new(),
     };
     let learnt = match source {

@@ -84,6 +84,61 @@ pub(super) fn overridden(chart: &Path, images: &ValuesImages) -> Vec<(Range<usiz
     found
 }
 
+/// For each candidate of `images` (the own values of the chart at `chart`) that another values
+/// file of the chart sets a part of (`values-prod.yaml`, a chart-testing `ci/*-values.yaml`):
+/// the span of its finding and why it is not written. Rendered with that file, the chart
+/// would join the digest written here to the file's tag or repository: another image's
+/// digest, or (where the file's tag holds one) a reference with two.
+pub(super) fn overlaid(chart: &Path, images: &ValuesImages) -> Vec<(Range<usize>, String)> {
+    let mut found = Vec::new();
+    if images.candidates.is_empty() {
+        return found;
+    }
+    let own = chart.join("values.yaml");
+    let listed = |dir: &Path| {
+        std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| entry.path())
+            .collect::<Vec<_>>()
+    };
+    let mut overlays: Vec<std::path::PathBuf> = listed(chart)
+        .into_iter()
+        .chain(listed(&chart.join("ci")))
+        .filter(|path| *path != own && super::is_values_file(path) && path.is_file())
+        .collect();
+    overlays.sort();
+    for overlay in overlays {
+        let values = std::fs::read_to_string(&overlay)
+            .ok()
+            .and_then(|text| chart::values_json(&overlay, &text, None).ok())
+            .unwrap_or(Value::Null);
+        let shown = overlay
+            .strip_prefix(chart)
+            .unwrap_or(&overlay)
+            .display()
+            .to_string();
+        for candidate in &images.candidates {
+            if found.iter().any(|(span, _)| *span == candidate.span) {
+                continue;
+            }
+            let keys: Vec<&str> = candidate.path.iter().map(String::as_str).collect();
+            if let Some(keys) = sets_a_part(&values, &keys) {
+                found.push((
+                    candidate.span.clone(),
+                    format!(
+                        "not written: `{shown}` of the same chart sets {keys}, so rendered with \
+                         it the chart would join a digest written here to another tag or \
+                         repository"
+                    ),
+                ));
+            }
+        }
+    }
+    found
+}
+
 /// The chart whose `charts/` directory holds the chart at `chart`.
 fn parent_chart(chart: &Path) -> Option<std::path::PathBuf> {
     let charts = chart.parent()?;
