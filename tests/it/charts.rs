@@ -2015,6 +2015,18 @@ fn an_image_name_with_its_tag_beside_it_is_pinned_as_helm_renders_it() {
     assert_pinned_as_helm_renders("", pod, values, "image: \"ghcr.io/acme/app:1.2@DIGEST\"");
 }
 
+/// Linkerd's `image: {name, version}`: reported as the reference its parts make, and pinned
+/// in its `version`, with Helm and without.
+#[test]
+fn a_name_and_version_map_is_pinned_as_helm_renders_it() {
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: app\nspec:\n  containers:\n    - name: app\n\
+               \x20     image: {{ .Values.image.name -}}:{{- .Values.image.version }}\n\
+               \x20     imagePullPolicy: {{ .Values.image.pullPolicy }}\n";
+    let values =
+        "image:\n  name: \"ghcr.io/acme/app\"\n  version: \"1.2\"\n  pullPolicy: IfNotPresent\n";
+    assert_pinned_as_helm_renders("", pod, values, "image: ghcr.io/acme/app:1.2@DIGEST");
+}
+
 /// A whole reference under `repository`, with no tag beside it (meshery's adapters), rendered
 /// whole as the image: a string, pinned in place, with Helm and without.
 #[test]

@@ -463,7 +463,8 @@ fn name_and_tag(text: &str, doc: Doc<'_>, value: &At) -> Option<(Shape, Vec<(Str
         registry: get("registry"),
         name,
         image: None,
-        tag: Some(get("tag")?),
+        // Linkerd's `{name, version}`.
+        tag: Some(get("tag").or_else(|| get("version"))?),
         digest: get("digest"),
     };
     let mut beside = beside(doc, &entries);

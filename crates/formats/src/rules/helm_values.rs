@@ -128,8 +128,9 @@ pub(crate) fn name_and_tag_maps(map: &Map<'_, '_>, out: &mut Out<'_>) {
             entries: &entries,
             shared: map.shared,
         };
+        // Linkerd's `{name, version}` too.
         let named = ["repository", "image"].iter().all(|key| !child.has(key))
-            && child.has("tag")
+            && (child.has("tag") || child.has("version"))
             && child
                 .scalar("name")
                 .and_then(|name| out.text.get(name.span))
