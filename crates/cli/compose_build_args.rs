@@ -37,13 +37,18 @@ pub fn check(files: &mut [ScannedFile]) {
         if !file.findings.iter().any(writable) {
             continue;
         }
-        let args = build_args(&file.path);
+        // Read once: as JSON for the arguments, as text to tell an argument's line.
+        let text = std::fs::metadata(&file.path)
+            .ok()
+            .filter(|metadata| metadata.len() <= MAX_SIZE)
+            .and_then(|_| std::fs::read_to_string(&file.path).ok());
+        let Some(text) = text else {
+            continue;
+        };
+        let args = build_args(&file.path, &text);
         if args.is_empty() {
             continue;
         }
-        let Some(text) = std::fs::read_to_string(&file.path).ok() else {
-            continue;
-        };
         for finding in file.findings.iter_mut().filter(|f| writable(f)) {
             // The arguments whose value this is, on its own line (an `image:` of the same
             // text elsewhere is no argument). Which service's it is, the JSON does not say:
@@ -153,9 +158,9 @@ fn mentions(line: &str, name: &str) -> usize {
         .count()
 }
 
-/// The build arguments of every service of the compose file at `path`.
-fn build_args(path: &Path) -> Vec<BuildArg> {
-    let Some(document) = crate::read::yaml_document(path, MAX_SIZE) else {
+/// The build arguments of every service of the compose file at `path`, whose text is `text`.
+fn build_args(path: &Path, text: &str) -> Vec<BuildArg> {
+    let Some(document) = crate::read::yaml_document_of(path, text) else {
         return Vec::new();
     };
     let dir = path.parent().unwrap_or(Path::new("."));

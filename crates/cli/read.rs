@@ -24,7 +24,12 @@ pub fn yaml_document(path: &Path, largest: u64) -> Option<serde_json::Value> {
         return None;
     }
     let text = std::fs::read_to_string(path).ok()?;
-    tagpin_formats::chart::plain_document(path, &text).or_else(|| yaml_serde::from_str(&text).ok())
+    yaml_document_of(path, &text)
+}
+
+/// [`yaml_document`] of a file read already: its `text`, at `path`.
+pub fn yaml_document_of(path: &Path, text: &str) -> Option<serde_json::Value> {
+    tagpin_formats::chart::plain_document(path, text).or_else(|| yaml_serde::from_str(text).ok())
 }
 
 /// Why a file was not scanned.
