@@ -183,7 +183,10 @@ fn build_args(path: &Path, text: &str) -> Vec<BuildArg> {
 }
 
 /// The Dockerfile a service's `build` mapping names, when it is a file of the repository.
-fn dockerfile_of(dir: &Path, build: &serde_json::Map<String, Value>) -> Option<(PathBuf, String)> {
+pub(crate) fn dockerfile_of(
+    dir: &Path,
+    build: &serde_json::Map<String, Value>,
+) -> Option<(PathBuf, String)> {
     if build.contains_key("dockerfile_inline") {
         return None;
     }

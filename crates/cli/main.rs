@@ -13,6 +13,7 @@ mod charts;
 mod commands;
 mod compose_build_args;
 mod compose_builds;
+mod compose_dockerfiles;
 mod config;
 mod details;
 mod dev_loops;

@@ -541,3 +541,50 @@ fn compose_build_arguments_are_written_only_where_their_dockerfile_uses_them_who
         "{doc:#}"
     );
 }
+
+/// What a compose file tells of the Dockerfiles its services build: a name its
+/// `additional_contexts` gives is read from that context (`local` in the Dockerfile, whose
+/// `docker-image://` value is the pulled image), and an image another service builds is the
+/// build compose just made. A Dockerfile no service builds, and another tag, stay floating.
+#[test]
+fn a_dockerfile_reads_its_compose_contexts_and_sibling_builds_locally() {
+    for crlf in [false, true] {
+        let context = TestContext::new();
+        let compose = "services:\n  base:\n    build: ./base\n    image: ghcr.io/acme/base:1\n  app:\n    build:\n      context: app\n      additional_contexts:\n        tools: service:tools\n        alpine: docker-image://alpine:3.19\n  tools:\n    build: ./tools\n";
+        context.write_all(
+            &[
+                ("compose.yaml", compose),
+                ("base/Dockerfile", "FROM debian:12\n"),
+                (
+                    "app/Dockerfile",
+                    "FROM ghcr.io/acme/base:1\nCOPY --from=tools /bin/t /bin/t\nFROM alpine\nRUN --mount=type=bind,from=alpine:3.20,target=/x true\n",
+                ),
+                ("tools/Dockerfile", "FROM golang:1.23\n"),
+                ("loose/Dockerfile", "FROM ghcr.io/acme/base:1\nCOPY --from=tools /a /a\n"),
+            ],
+            crlf,
+        );
+        let doc = context
+            .run(["scan", ".", "--format", "json"])
+            .assert_code(0)
+            .json();
+        let statuses = summary(&doc);
+        let expected = [
+            ("app/Dockerfile", 1, "local", "ghcr.io/acme/base:1"),
+            ("app/Dockerfile", 2, "local", "tools"),
+            ("app/Dockerfile", 3, "local", "alpine"),
+            ("app/Dockerfile", 4, "floating", "alpine:3.20"),
+            ("base/Dockerfile", 1, "floating", "debian:12"),
+            ("compose.yaml", 4, "local", "ghcr.io/acme/base:1"),
+            ("compose.yaml", 10, "floating", "alpine:3.19"),
+            ("loose/Dockerfile", 1, "floating", "ghcr.io/acme/base:1"),
+            ("loose/Dockerfile", 2, "floating", "tools"),
+            ("tools/Dockerfile", 1, "floating", "golang:1.23"),
+        ];
+        let expected: Vec<(String, u64, String, String)> = expected
+            .iter()
+            .map(|(p, l, s, t)| ((*p).to_owned(), *l, (*s).to_owned(), (*t).to_owned()))
+            .collect();
+        assert_eq!(statuses, expected, "crlf {crlf}: {doc:#}");
+    }
+}

@@ -32,7 +32,7 @@ pub struct ScannedFile {
     /// Boxed: `scan` holds one `ScannedFile` per file with findings, and has none to hold.
     pub fingerprint: Option<Box<Fingerprint>>,
     /// Which file it is on disk (device and inode), to read a file reached twice once.
-    identity: Option<Identity>,
+    pub(crate) identity: Option<Identity>,
     /// A chart's values file that may hold image maps the key-name rules do not see: kept,
     /// even without findings, for the chart to decide (`crate::charts`).
     chart_values: bool,
@@ -114,10 +114,12 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
         },
     };
     let suites = crate::test_suites::Suites::default();
+    let compose_files = crate::compose_dockerfiles::ComposeFiles::default();
     walk::walk(paths, &settings.paths, &|visit| {
         let mut outcome = match visit {
             Visit::File(candidate) => {
                 suites.note(&candidate.path);
+                compose_files.note(&candidate.path, candidate.kind);
                 scan_file(candidate, &scanning)
             }
             Visit::Error { display, message } => Outcome::Error(FileError {
@@ -182,6 +184,7 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
     crate::dev_loops::mark_built(&mut collected.files);
     crate::compose_builds::mark_built(&mut collected.files);
     crate::compose_build_args::check(&mut collected.files);
+    compose_files.mark(&mut collected.files);
     crate::kustomize_images::mark_replaced(&mut collected.files, paths);
     forget_pull_lints_of_local_images(&mut collected.files);
     collected.files.retain(|file| !file.findings.is_empty());
@@ -210,7 +213,7 @@ fn forget_pull_lints_of_local_images(files: &mut [ScannedFile]) {
 
 /// Which file `path` is on disk, links followed: its device and inode.
 #[cfg(unix)]
-fn identity(path: &Path) -> Option<Identity> {
+pub(crate) fn identity(path: &Path) -> Option<Identity> {
     use std::os::unix::fs::MetadataExt as _;
     let metadata = std::fs::metadata(path).ok()?;
     Some((metadata.dev(), metadata.ino()))
@@ -218,7 +221,7 @@ fn identity(path: &Path) -> Option<Identity> {
 
 /// Which file `path` is on disk: a hash of its canonical path.
 #[cfg(not(unix))]
-fn identity(path: &Path) -> Option<Identity> {
+pub(crate) fn identity(path: &Path) -> Option<Identity> {
     use std::hash::{Hash as _, Hasher as _};
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     std::fs::canonicalize(path).ok()?.hash(&mut hasher);

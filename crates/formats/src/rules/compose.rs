@@ -12,6 +12,10 @@
 //! among its labels) is `ignored`, with the reason: Watchtower follows the tag, and skips a
 //! container pinned to a digest.
 //!
+//! A build's named context that is an image (an `additional_contexts` value such as
+//! `docker-image://alpine:3.19`) is read after its scheme: `BuildKit` pulls it, and takes a
+//! digest there.
+//!
 //! A build argument that names the base image (`build: {args: {BASE_IMAGE: "alpine:3.20"}}`,
 //! or `- BASE_IMAGE=alpine:3.20`), under a key an image key would be in any case
 //! (`BASE_IMAGE`, `builder-image`), is the image the Dockerfile's `FROM ${BASE_IMAGE}` pulls:
@@ -36,6 +40,7 @@ impl Rules for Compose {
         ) {
             build_args(map, out);
             build_tags(map, out);
+            build_contexts(map, out);
         }
         let service = matches!(map.path, [Seg::Key("services"), Seg::Key(_)]);
         if !service && !is_extension(map.path) {
@@ -134,6 +139,36 @@ fn build_args(map: &Map<'_, '_>, out: &mut Out<'_>) {
         if names_an_image(key) && pinnable(image) {
             let prefix = format!("{key}=");
             out.inline(&value, &prefix);
+        }
+    }
+}
+
+/// The images a service's build pulls as named contexts: `additional_contexts` values
+/// `docker-image://alpine:3.19` (a mapping, or a list of `- name=docker-image://…`), pulled
+/// as a `FROM` would pull them. The context's name is no image: the CLI marks `local` what
+/// the Dockerfile reads by that name.
+fn build_contexts(map: &Map<'_, '_>, out: &mut Out<'_>) {
+    const SCHEME: &str = "docker-image://";
+    let Some(contexts) = map.get("additional_contexts") else {
+        return;
+    };
+    let doc = map.doc;
+    if doc.is_mapping(contexts) {
+        let mut entries = Vec::new();
+        doc.entries_into(contexts, &mut entries);
+        for entry in &entries {
+            if let Some(value) = doc.scalar(&entry.value) {
+                out.inline(&value, SCHEME);
+            }
+        }
+        return;
+    }
+    for item in doc.items(contexts) {
+        let Some(value) = doc.scalar(&item) else {
+            continue;
+        };
+        if let Some((name, _)) = value.value.split_once('=') {
+            out.inline(&value, &format!("{name}={SCHEME}"));
         }
     }
 }

@@ -124,6 +124,27 @@ fn a_compose_build_argument_naming_an_image_is_a_reference() {
     );
 }
 
+/// A build's named context that is an image (`docker-image://`) is the image the build pulls:
+/// pinned after its scheme, in a mapping or a list; another context (a directory, a service,
+/// a Git repository) is no image.
+#[test]
+fn a_compose_image_context_is_a_reference() {
+    let text = "services:\n  app:\n    build:\n      context: .\n      additional_contexts:\n        alpine: docker-image://alpine:3.19\n        src: ../src\n        base: service:base\n  web:\n    build:\n      additional_contexts:\n        - \"go=docker-image://golang\"\n        - repo=https://github.com/acme/repo.git\n";
+    assert_eq!(
+        shapes(FileKind::Compose, text),
+        vec![
+            (6, 32, Status::Floating, "alpine:3.19".to_owned()),
+            (12, 30, Status::Floating, "golang".to_owned()),
+        ]
+    );
+    let digest = digest();
+    assert_eq!(
+        pinned(FileKind::Compose, text),
+        text.replace("alpine:3.19", &format!("alpine:3.19@{digest}"))
+            .replace("//golang", &format!("//golang:latest@{digest}"))
+    );
+}
+
 /// A service that runs the image another service builds runs the build: `local` too. So does
 /// a Kustomize entry for Kubebuilder's placeholder `controller`.
 #[test]
