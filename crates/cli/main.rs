@@ -23,6 +23,7 @@ mod kustomize_images;
 mod platforms;
 mod printer;
 mod read;
+mod release_payload;
 mod resolve;
 mod settings;
 mod template_scans;

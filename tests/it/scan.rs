@@ -588,3 +588,49 @@ fn a_dockerfile_reads_its_compose_contexts_and_sibling_builds_locally() {
         assert_eq!(statuses, expected, "crlf {crlf}: {doc:#}");
     }
 }
+
+/// The images an `OpenShift` release payload component's manifests name in the
+/// `image-references` beside them are placeholders `oc adm release new` replaces by their
+/// text: `ignored`, with the reason. Other images, and manifests elsewhere, are floating.
+#[test]
+fn a_release_payload_placeholder_is_ignored() {
+    let stream = "kind: ImageStream\napiVersion: image.openshift.io/v1\nspec:\n  tags:\n  - name: operator\n    from:\n      kind: DockerImage\n      name: quay.io/openshift/origin-dns-operator:latest\n";
+    let deployment = "apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - name: op\n        image: quay.io/openshift/origin-dns-operator:latest\n      - name: proxy\n        image: quay.io/acme/proxy:1.0\n";
+    for crlf in [false, true] {
+        let context = TestContext::new();
+        context.write_all(
+            &[
+                ("manifests/image-references", stream),
+                ("manifests/02-deployment.yaml", deployment),
+                ("deploy/deployment.yaml", deployment),
+            ],
+            crlf,
+        );
+        let doc = context
+            .run(["scan", ".", "--format", "json"])
+            .assert_code(0)
+            .json();
+        let statuses: Vec<(String, u64, String)> = summary(&doc)
+            .into_iter()
+            .map(|(path, line, status, _)| (path, line, status))
+            .collect();
+        let expected = [
+            ("deploy/deployment.yaml", 8, "floating"),
+            ("deploy/deployment.yaml", 10, "floating"),
+            ("manifests/02-deployment.yaml", 8, "ignored"),
+            ("manifests/02-deployment.yaml", 10, "floating"),
+        ];
+        let expected: Vec<(String, u64, String)> = expected
+            .iter()
+            .map(|(p, l, s)| ((*p).to_owned(), *l, (*s).to_owned()))
+            .collect();
+        assert_eq!(statuses, expected, "crlf {crlf}: {doc:#}");
+        let reason = reference(&doc, "manifests/02-deployment.yaml", 8)["unwritable"].clone();
+        assert!(
+            reason
+                .as_str()
+                .is_some_and(|r| r.contains("oc adm release new")),
+            "{doc:#}"
+        );
+    }
+}

@@ -185,6 +185,7 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
     crate::compose_builds::mark_built(&mut collected.files);
     crate::compose_build_args::check(&mut collected.files);
     compose_files.mark(&mut collected.files);
+    crate::release_payload::mark_placeholders(&mut collected.files);
     crate::kustomize_images::mark_replaced(&mut collected.files, paths);
     forget_pull_lints_of_local_images(&mut collected.files);
     collected.files.retain(|file| !file.findings.is_empty());
