@@ -60,6 +60,12 @@ impl Rules for KubernetesAndHelm {
             // `default:` and `example:` values, not images anything runs.
             return;
         }
+        if out.policy && in_policy_check(map) {
+            // A Kyverno rule's check: an image there is a pattern matched against the images
+            // pods name as written (`validate.pattern`), or the image whose signatures to
+            // verify (`verifyImages`); a digest would make it match other pods, or none.
+            return;
+        }
         if out.no_images || map.has("task") {
             // A document that names repositories, not images (Flux scans `spec.image` for
             // tags), and a Concourse plan's task, whose `image` is an artifact's name.
@@ -208,6 +214,24 @@ pub(crate) fn names_no_images(api: Option<&str>, kind: Option<&str>) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether `api` is a Kyverno policy's (`kyverno.io/v1`, `policies.kyverno.io/v1alpha1`).
+pub(crate) fn is_policy_api(api: &str) -> bool {
+    api.starts_with("kyverno.io/") || api.starts_with("policies.kyverno.io/")
+}
+
+/// Whether `map` is inside a Kyverno rule's check (what it validates, verifies, matches or
+/// excludes, its preconditions), not what it generates or patches in.
+fn in_policy_check(map: &Map<'_, '_>) -> bool {
+    map.path.iter().any(|seg| {
+        matches!(
+            seg,
+            Seg::Key(
+                "validate" | "verifyImages" | "validations" | "preconditions" | "match" | "exclude"
+            )
+        )
+    })
 }
 
 /// The keys that, beside an `image` scalar, make it the name part of a split spec.

@@ -169,6 +169,8 @@ pub(crate) struct Out<'s> {
     /// The document is one whose image keys name no image to pull (see
     /// [`kubernetes::names_no_images`]).
     pub(crate) no_images: bool,
+    /// The document is a Kyverno policy, whose rules' checks hold patterns of images.
+    pub(crate) policy: bool,
     /// The document names an `apiVersion`: a Kubernetes object, whose `steps` are containers
     /// (Tekton's), where a CI pipeline's (Drone's) are not.
     pub(crate) kubernetes: bool,
@@ -446,6 +448,7 @@ pub(crate) fn apply_with<'t>(
                 structure,
                 chart_values: document.chart_values,
                 no_images: kubernetes::names_no_images(document.api, document.kind),
+                policy: document.api.is_some_and(kubernetes::is_policy_api),
                 kubernetes: document.api.is_some(),
                 step_action: document
                     .api

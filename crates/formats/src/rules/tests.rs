@@ -1290,6 +1290,26 @@ fn an_untagged_image_outside_containers_is_reported_not_written() {
     );
 }
 
+/// A Kyverno policy's checks hold image patterns (`validate.pattern`, `verifyImages`,
+/// `preconditions`), matched against what pods name: not read. What a rule patches in or
+/// generates is an image pods run: read.
+#[test]
+fn a_kyverno_policy_checks_patterns_and_patches_images() {
+    let text = "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nspec:\n  rules:\n  - name: verify\n    verifyImages:\n    - image: \"ghcr.io/kyverno/test-verify-image:signed\"\n  - name: allow\n    validate:\n      pattern:\n        spec:\n          containers:\n          - image: ghcr.io/acme/app:1.2\n  - name: sidecar\n    mutate:\n      patchStrategicMerge:\n        spec:\n          containers:\n          - name: proxy\n            image: envoyproxy/envoy:v1.30.1\n---\napiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - image: ghcr.io/acme/app:1.2\n";
+    assert_eq!(
+        shapes(FileKind::Yaml, text),
+        vec![
+            (
+                20,
+                20,
+                Status::Floating,
+                "envoyproxy/envoy:v1.30.1".to_owned()
+            ),
+            (26, 12, Status::Floating, "ghcr.io/acme/app:1.2".to_owned()),
+        ]
+    );
+}
+
 /// Image keys that name no image to pull: Flux's `ImageRepository` (a repository to scan for
 /// tags), kbld's `Config` (images matched by name, and where to push), a Concourse task's
 /// `image` (an artifact fetched earlier in the plan), Home Assistant's `camera_image`.
