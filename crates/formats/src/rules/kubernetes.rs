@@ -60,13 +60,13 @@ impl Rules for KubernetesAndHelm {
             // `default:` and `example:` values, not images anything runs.
             return;
         }
-        if out.policy && in_policy_check(map) {
+        if out.role == Role::Policy && in_policy_check(map) {
             // A Kyverno rule's check: an image there is a pattern matched against the images
             // pods name as written (`validate.pattern`), or the image whose signatures to
             // verify (`verifyImages`); a digest would make it match other pods, or none.
             return;
         }
-        if out.no_images || map.has("task") {
+        if out.role == Role::NamesNoImages || map.has("task") {
             // A document that names repositories, not images (Flux scans `spec.image` for
             // tags), and a Concourse plan's task, whose `image` is an artifact's name.
             return;
@@ -199,26 +199,42 @@ const UNTAGGED_OUTSIDE_CONTAINERS: &str = "no tag or digest is written, and outs
      containers another field may complete this image (a `tag`, `version` or registry key \
      beside it) or the value may name something else: `:latest@sha256:…` is not written here";
 
-/// Whether a document of `api` and `kind` names repositories, not images to pull, under its
-/// image keys: Flux's `ImageRepository` (`spec.image` is scanned for tags), kbld's `Config` (its
-/// `overrides` match images by name, its `destinations` name where to push), and OLM's
-/// `CatalogSource` (a tag polled for new catalogs).
-pub(crate) fn names_no_images(api: Option<&str>, kind: Option<&str>) -> bool {
-    match (api, kind) {
-        (Some(api), Some(kind)) => {
-            api.starts_with("image.toolkit.fluxcd.io/") && kind == "ImageRepository"
-                || api.starts_with("kbld.k14s.io/")
-                // OLM polls a catalog's tag for new content (`updateStrategy.registryPoll`),
-                // or rewrites it from `olm.catalogImageTemplate`.
-                || api.starts_with("operators.coreos.com/") && kind == "CatalogSource"
-        }
-        _ => false,
-    }
+/// What a document's `apiVersion` and `kind` make of the image keys under it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// Images where the key names say so.
+    Plain,
+    /// Repositories, not images to pull: Flux's `ImageRepository` (`spec.image` is scanned for
+    /// tags), kbld's `Config` (its `overrides` match images by name, its `destinations` name
+    /// where to push), and OLM's `CatalogSource` (a tag polled for new catalogs).
+    NamesNoImages,
+    /// A Kyverno policy (`kyverno.io/v1`, `policies.kyverno.io/v1alpha1`), whose rules'
+    /// checks hold patterns of images.
+    Policy,
+    /// A Tekton `StepAction`, whose `spec.image` a step runs.
+    StepAction,
 }
 
-/// Whether `api` is a Kyverno policy's (`kyverno.io/v1`, `policies.kyverno.io/v1alpha1`).
-pub(crate) fn is_policy_api(api: &str) -> bool {
-    api.starts_with("kyverno.io/") || api.starts_with("policies.kyverno.io/")
+impl Role {
+    pub(crate) fn of(api: Option<&str>, kind: Option<&str>) -> Self {
+        let (Some(api), Some(kind)) = (api, kind) else {
+            return Self::Plain;
+        };
+        if api.starts_with("image.toolkit.fluxcd.io/") && kind == "ImageRepository"
+            || api.starts_with("kbld.k14s.io/")
+            // OLM polls a catalog's tag for new content (`updateStrategy.registryPoll`), or
+            // rewrites it from `olm.catalogImageTemplate`.
+            || api.starts_with("operators.coreos.com/") && kind == "CatalogSource"
+        {
+            Self::NamesNoImages
+        } else if api.starts_with("kyverno.io/") || api.starts_with("policies.kyverno.io/") {
+            Self::Policy
+        } else if api.starts_with("tekton.dev/") && kind == "StepAction" {
+            Self::StepAction
+        } else {
+            Self::Plain
+        }
+    }
 }
 
 /// Whether `map` is inside a Kyverno rule's check (what it validates, verifies, matches or
@@ -337,7 +353,7 @@ fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
     let named_step = !out.kubernetes
         && matches!(map.path, [Seg::Key("steps" | "services"), Seg::Key(_)])
         // A Tekton `StepAction`'s image, which the steps that use it run.
-        || out.step_action && matches!(map.path, [Seg::Key("spec")]);
+        || out.role == Role::StepAction && matches!(map.path, [Seg::Key("spec")]);
     // `imagePullPolicy: Never`: the image must be on the node already (loaded with `kind load`
     // or built there); it is never pulled, and a registry's digest would not name it.
     let built = names_what_is_built(map)

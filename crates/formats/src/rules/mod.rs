@@ -166,16 +166,11 @@ pub(crate) struct Out<'s> {
     pub(crate) structure: &'s str,
     /// The document is a `HelmRelease` or an Argo CD `Application`, holding chart values.
     pub(crate) chart_values: Option<chart_values::ChartValues>,
-    /// The document is one whose image keys name no image to pull (see
-    /// [`kubernetes::names_no_images`]).
-    pub(crate) no_images: bool,
-    /// The document is a Kyverno policy, whose rules' checks hold patterns of images.
-    pub(crate) policy: bool,
+    /// What the document's `apiVersion` and `kind` make of its image keys.
+    pub(crate) role: kubernetes::Role,
     /// The document names an `apiVersion`: a Kubernetes object, whose `steps` are containers
     /// (Tekton's), where a CI pipeline's (Drone's) are not.
     pub(crate) kubernetes: bool,
-    /// The document is a Tekton `StepAction`, whose `spec.image` a step runs.
-    pub(crate) step_action: bool,
     /// Whether the document is a workload a controller moves to new images, read only when
     /// it has an image to report (see [`Out::managed`]).
     controllers: Controllers<'s>,
@@ -447,13 +442,8 @@ pub(crate) fn apply_with<'t>(
                 text: sink.text,
                 structure,
                 chart_values: document.chart_values,
-                no_images: kubernetes::names_no_images(document.api, document.kind),
-                policy: document.api.is_some_and(kubernetes::is_policy_api),
+                role: kubernetes::Role::of(document.api, document.kind),
                 kubernetes: document.api.is_some(),
-                step_action: document
-                    .api
-                    .is_some_and(|api| api.starts_with("tekton.dev/"))
-                    && document.kind == Some("StepAction"),
                 controllers: Controllers {
                     doc,
                     root: *root,
