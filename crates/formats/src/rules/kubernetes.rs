@@ -60,6 +60,10 @@ impl Rules for KubernetesAndHelm {
             // `default:` and `example:` values, not images anything runs.
             return;
         }
+        if out.kubernetes && matches!(map.path, [.., Seg::Key("volumes"), Seg::Item(_)]) {
+            image_volume(map, out);
+            return;
+        }
         if out.role == Role::Policy && in_policy_check(map) {
             // A Kyverno rule's check: an image there is a pattern matched against the images
             // pods name as written (`validate.pattern`), or the image whose signatures to
@@ -112,6 +116,18 @@ impl Rules for KubernetesAndHelm {
         // key's value differs from its source only through escapes (`"im\x61ge"`).
         static WORDS: LazyLock<Words> = LazyLock::new(|| Words::new(&["mage", "repository", "\\"]));
         Some(&WORDS)
+    }
+}
+
+/// An image volume's `reference` (`volumes: [{name, image: {reference, pullPolicy}}]`,
+/// Kubernetes 1.31): kubelet pulls it as it pulls a container's image, and mounts its files.
+fn image_volume(map: &Map<'_, '_>, out: &mut Out<'_>) {
+    let reference = map
+        .get("image")
+        .and_then(|image| map.doc.value_of(image, "reference"))
+        .and_then(|reference| map.doc.scalar(&reference));
+    if let Some(reference) = reference {
+        out.inline(&reference, "");
     }
 }
 

@@ -1290,6 +1290,33 @@ fn an_untagged_image_outside_containers_is_reported_not_written() {
     );
 }
 
+/// An image volume's `reference` is pulled by kubelet as a container's image is: read, with
+/// or without a tag. A `reference` elsewhere, or outside a Kubernetes object, is not.
+#[test]
+fn an_image_volume_reference_is_a_reference() {
+    let text = "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: shell\n    image: debian:12\n  volumes:\n  - name: artifact\n    image:\n      reference: quay.io/crio/artifact:v2\n      pullPolicy: IfNotPresent\n  - name: data\n    persistentVolumeClaim: {claimName: x}\n  - name: plain\n    image: {reference: quay.io/crio/artifact}\n---\nvolumes:\n- image:\n    reference: quay.io/crio/artifact:v1\n";
+    assert_eq!(
+        shapes(FileKind::Yaml, text),
+        vec![
+            (6, 12, Status::Floating, "debian:12".to_owned()),
+            (
+                10,
+                18,
+                Status::Floating,
+                "quay.io/crio/artifact:v2".to_owned()
+            ),
+            (15, 24, Status::Floating, "quay.io/crio/artifact".to_owned()),
+        ]
+    );
+    let digest = digest();
+    assert_eq!(
+        pinned(FileKind::Yaml, text),
+        text.replace("debian:12", &format!("debian:12@{digest}"))
+            .replace("artifact:v2", &format!("artifact:v2@{digest}"))
+            .replace("artifact}", &format!("artifact:latest@{digest}}}"))
+    );
+}
+
 /// A Kyverno policy's checks hold image patterns (`validate.pattern`, `verifyImages`,
 /// `preconditions`), matched against what pods name: not read. What a rule patches in or
 /// generates is an image pods run: read.
