@@ -14,7 +14,8 @@
 //! file sets to a literal reference in `variables:` (the job's own, else the top level's) is
 //! reported at that value, where the digest goes, when every use of the variable in the file
 //! is such an image: a variable also used elsewhere (`docker build -t $CI_IMAGE`) may name
-//! what the pipeline builds, and is left `templated`.
+//! what the pipeline builds, and is left `templated`, as is one whose long form lists the
+//! `options` a manual run picks from (its value must stay one of them).
 
 use super::walk::{At, Entry};
 use super::{Map, Out, Rules, ScalarAt, Seg};
@@ -207,11 +208,16 @@ fn variable_name(value: &str) -> Option<&str> {
     (valid && !name.is_empty()).then_some(name)
 }
 
-/// A variable's literal value: a scalar, or the `value` of its long form.
+/// A variable's literal value: a scalar, or the `value` of its long form, unless that lists
+/// the `options` a manual run chooses from: GitLab requires the value to be one of them, and
+/// an option is a choice of the person running the pipeline, not this file's to pin.
 fn variable_value<'t>(map: &Map<'t, '_>, at: &At) -> Option<ScalarAt<'t>> {
     map.doc.scalar(at).or_else(|| {
-        entries(map, at)
-            .iter()
+        let long = entries(map, at);
+        if long.iter().any(|e| e.key == "options") {
+            return None;
+        }
+        long.iter()
             .find(|e| e.key == "value")
             .and_then(|e| map.doc.scalar(&e.value))
     })

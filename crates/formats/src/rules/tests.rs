@@ -817,6 +817,20 @@ fn a_gitlab_image_named_by_a_variable_is_pinned_where_the_variable_is_set() {
     );
 }
 
+/// A variable whose long form lists the `options` of a manual run must keep a value among
+/// them: its image stays `templated`, and the file unchanged.
+#[test]
+fn a_gitlab_image_variable_with_options_is_not_pinned() {
+    let text = "variables:\n  BUILD_IMAGE:\n    value: \"node:20\"\n    options:\n      - \"node:20\"\n      - \"node:18\"\nbuild:\n  image: $BUILD_IMAGE\n";
+    let found = shapes(FileKind::GitlabCi, text);
+    assert_eq!(
+        found,
+        vec![(8, 10, Status::Templated, "$BUILD_IMAGE".to_owned())],
+        "{found:?}"
+    );
+    assert_eq!(pinned(FileKind::GitlabCi, text), text);
+}
+
 /// A hidden job's image variable, merged into the jobs that extend it with `<<: *base`, is
 /// one use of the variable however many jobs merge it.
 #[test]
