@@ -1709,6 +1709,18 @@ fn shell_container_commands() {
         ),
         ("${RUNNER} run web\n", vec![]),
         ("$(DOCKER_BUILD) run web\n", vec![]),
+        // A recipe's prefix variable before the command, alone or glued to it; not before
+        // another command.
+        (
+            "\t$(CMD_PREFIX) docker run --rm lint/md:v0.6.0 > /dev/null\n",
+            one(1, 32, Floating, "lint/md:v0.6.0"),
+        ),
+        (
+            "\t$(Q)docker run --rm koalaman/shellcheck:v0.9.0 x.sh\n",
+            one(1, 22, Floating, "koalaman/shellcheck:v0.9.0"),
+        ),
+        ("\t$(Q)echo docker run a:1\n", vec![]),
+        ("\t$(PREFIX) make run a:1\n", vec![]),
         // Continued over lines; a recipe line; the ignore comment on the image's line.
         (
             "docker run \\\n  --rm \\\n  -e A=1 \\\n  golang:1.23 \\\n  go test ./...\n",

@@ -397,11 +397,35 @@ fn command_start(command: &Words<'_>) -> usize {
                 continue;
             }
             _ if BEFORE_THE_PROGRAM.contains(&word) || is_assignment(word) => {}
+            // A recipe's prefix variable before the command (`$(CMD_PREFIX) docker run`, as
+            // `$(Q)` quiets a kernel-style Makefile's recipes).
+            _ if index == 0
+                && variable_prefix(word).is_some_and(str::is_empty)
+                && !names_an_engine(word)
+                && command.text(1).is_some_and(is_known_cli) => {}
             _ => return index,
         }
         index += 1;
     }
     index
+}
+
+/// What follows a leading `$(NAME)` or `${NAME}` in `word` (empty when that is all of it).
+fn variable_prefix(word: &str) -> Option<&str> {
+    let rest = word.strip_prefix('$')?;
+    let close = match rest.as_bytes().first()? {
+        b'(' => ')',
+        b'{' => '}',
+        _ => return None,
+    };
+    let end = rest.find(close)?;
+    is_name(&rest[1..end]).then(|| &rest[end + 1..])
+}
+
+/// Whether `word` runs a container CLI, `kubectl` or `oc` by name (`docker`, `/usr/bin/podman`).
+fn is_known_cli(word: &str) -> bool {
+    let program = word.rsplit('/').next().unwrap_or(word);
+    CLIS.contains(&program) || matches!(program, "kubectl" | "oc")
 }
 
 fn cli_command(sink: &mut Sink<'_>, command: &Words<'_>, offset: usize) {
@@ -410,6 +434,10 @@ fn cli_command(sink: &mut Sink<'_>, command: &Words<'_>, offset: usize) {
         return;
     };
     let cli = cli.trim_start_matches(['@', '-', '+']);
+    // `$(Q)docker`: a prefix variable glued to the command.
+    let cli = variable_prefix(cli)
+        .filter(|rest| is_known_cli(rest))
+        .unwrap_or(cli);
     let program = cli.rsplit('/').next().unwrap_or(cli);
     if matches!(program, "kubectl" | "oc") {
         return kubectl::set_image(sink, command, start, offset);
