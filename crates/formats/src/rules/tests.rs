@@ -413,6 +413,11 @@ fn an_image_a_script_needs_under_its_tag_is_not_written() {
             "docker load -i app.tar\ndocker run --rm acme/app:1.0 test\n",
             &[("acme/app:1.0", true)],
         ),
+        // A registry's transport, as skopeo writes it: the copy's destination, run next.
+        (
+            "skopeo copy docker://alpine:3.19 docker://reg.example.com/alpine:3.19\ndocker run --rm reg.example.com/alpine:3.19 true\n",
+            &[("reg.example.com/alpine:3.19", true)],
+        ),
         (
             "# docker load -i app.tar\ndocker run --rm acme/app:1.0 test\n",
             &[("acme/app:1.0", false)],

@@ -189,8 +189,8 @@ fn line_around(text: &str, at: usize) -> (&str, usize) {
 
 /// The names `text` holds, with where each starts: the longest runs of bytes a reference may
 /// hold (`docker.io/nginx:1.25` and `nginx:1.25-alpine` do not hold the name `nginx:1.25`),
-/// a transport that names the local daemon's store taken off (`skopeo copy …
-/// docker-daemon:nginx:1.25`).
+/// a transport taken off: the local daemon's store (`skopeo copy …
+/// docker-daemon:nginx:1.25`), or a registry's (`skopeo copy docker://nginx:1.25 …`).
 fn names(text: &str) -> impl Iterator<Item = (usize, &str)> {
     let bytes = text.as_bytes();
     let mut at = 0;
@@ -205,8 +205,11 @@ fn names(text: &str) -> impl Iterator<Item = (usize, &str)> {
             .unwrap_or(bytes.len() - at);
         // Only ASCII bytes end a run: the slice is on character boundaries.
         let name = &text[start..at];
-        Some(match name.strip_prefix("docker-daemon:") {
-            Some(local) => (at - local.len(), local),
+        let transport = ["docker-daemon:", "docker://"]
+            .iter()
+            .find_map(|transport| name.strip_prefix(transport));
+        Some(match transport {
+            Some(named) => (at - named.len(), named),
             None => (start, name),
         })
     })
