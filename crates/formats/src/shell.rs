@@ -175,7 +175,7 @@ static IMAGE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
 /// The words that make a command line worth taking apart for its commands ([`commands`]): the
 /// container CLIs, `kubectl set image` and `oc set image` (not every kubectl line: scripts
 /// have many), and the builders whose images a script makes.
-const COMMAND_WORDS: [&str; 7] = [
+const COMMAND_WORDS: [&str; 8] = [
     "docker",
     "podman",
     "nerdctl",
@@ -183,16 +183,17 @@ const COMMAND_WORDS: [&str; 7] = [
     "buildah",
     "pack build",
     "kind build",
+    "builds submit",
 ];
 
 /// Searchers of [`COMMAND_WORDS`], built once.
-static COMMAND_FINDERS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 7]> =
+static COMMAND_FINDERS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 8]> =
     std::sync::LazyLock::new(|| COMMAND_WORDS.map(memchr::memmem::Finder::new));
 
 /// Which of [`COMMAND_WORDS`] `text` holds: a search of each in the whole text, so that a
 /// command line is searched only for those (a search per short line costs more than its
 /// bytes, and most scripts hold none of the words).
-fn command_words_in(text: &str) -> [bool; 7] {
+fn command_words_in(text: &str) -> [bool; 8] {
     COMMAND_FINDERS
         .each_ref()
         .map(|finder| finder.find(text.as_bytes()).is_some())
@@ -205,7 +206,7 @@ fn flush_logical(
     start: usize,
     bytes: &[u8],
     has_image: bool,
-    words: [bool; 7],
+    words: [bool; 8],
 ) {
     let has_cli = COMMAND_FINDERS
         .iter()

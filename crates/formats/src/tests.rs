@@ -1720,6 +1720,11 @@ fn shell_container_commands() {
             one(1, 22, Floating, "koalaman/shellcheck:v0.9.0"),
         ),
         ("\t$(Q)echo docker run a:1\n", vec![]),
+        // What Cloud Build builds, the script then deploys: `local`.
+        (
+            "gcloud builds submit --tag gcr.io/p/app:latest .\ngcloud run deploy app --image gcr.io/p/app:latest\n",
+            one(2, 31, Local, "gcr.io/p/app:latest"),
+        ),
         ("\t$(PREFIX) make run a:1\n", vec![]),
         // Continued over lines; a recipe line; the ignore comment on the image's line.
         (

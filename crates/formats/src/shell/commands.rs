@@ -526,6 +526,11 @@ fn notes_a_build(sink: &mut Sink<'_>, command: &Words<'_>, program: &str, start:
             note_built(sink, command, start + 2);
             return true;
         }
+        // Cloud Build builds and pushes the image it tags (`--tag gcr.io/p/app:latest`).
+        ("gcloud", Some("builds"), Some("submit")) => {
+            note_built(sink, command, start + 3);
+            return true;
+        }
         ("pack", Some("build"), _) => words
             .skip(1)
             .map(|(_, word)| word)
