@@ -8,7 +8,8 @@
 //! cmd, whose quoting and line continuation are not a POSIX shell's. Nor is an Azure `script`
 //! step, which runs in cmd on Windows agents; its `bash` steps always run in bash.
 //!
-//! The file kind stays [`crate::FileKind::Yaml`]: the pipeline is told by its path.
+//! The file kind stays [`crate::FileKind::Yaml`]: the pipeline is told by its path. Azure
+//! Pipelines' own image fields are read as well (see `azure`).
 
 use std::path::Path;
 
@@ -48,6 +49,12 @@ impl CiScripts {
 
 impl Rules for CiScripts {
     fn mapping(&self, map: &Map<'_, '_>, out: &mut Out<'_>) {
+        if *self == Self::Azure {
+            if super::azure::in_variables(map.path) {
+                return;
+            }
+            super::azure::job_images(map, out);
+        }
         KubernetesAndHelm.mapping(map, out);
         if out.names_windows() {
             return;

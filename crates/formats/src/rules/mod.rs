@@ -9,6 +9,7 @@
 //!
 //! Adding a kind: a module here with a type implementing [`Rules`], chosen in [`rules_for`].
 
+mod azure;
 pub(crate) mod chart_values;
 mod ci_scripts;
 mod cloud_build;

@@ -309,7 +309,8 @@ fn pipeline_scripts_are_read_as_shell_scripts() {
 /// Other CI systems' scripts, told by the pipeline's path, are read as shell scripts too:
 /// `CircleCI`'s `run` (or its `command`), Bitbucket's `script`, Azure's `bash` steps (not
 /// `script`, cmd on Windows), Drone's and Woodpecker's `commands`; none in a pipeline that
-/// names Windows. A step's later one runs what an earlier one built.
+/// names Windows. A step's later one runs what an earlier one built. Azure's own image
+/// strings are read, its variables are not.
 #[test]
 fn other_ci_systems_scripts_are_read() {
     let cases: &[(&str, &str, &[&str])] = &[
@@ -327,6 +328,13 @@ fn other_ci_systems_scripts_are_read() {
             "azure-pipelines.yml",
             "pool:\n  vmImage: ubuntu-latest\nsteps:\n  - bash: docker run --rm alpine:3.20 true\n  - script: docker run --rm busybox:1.36 true\n",
             &["alpine:3.20"],
+        ),
+        // Azure's job container and services as strings (a bare word names a resource),
+        // and no variable read as an image.
+        (
+            "azure-pipelines.yml",
+            "variables:\n  dockerImage: myacr.azurecr.io/app:latest\nresources:\n  containers:\n  - container: py\n    image: python:3.12\njobs:\n- job: test\n  container: py\n  services:\n    redis: redis:7\n    db: pg\n  variables:\n    testImage: busybox:1\n- job: other\n  container: ubuntu:22.04\n",
+            &["python:3.12", "redis:7", "ubuntu:22.04"],
         ),
         (
             ".drone.yml",
