@@ -78,6 +78,9 @@ pub(crate) fn scan_region(sink: &mut Sink<'_>, region: std::ops::Range<usize>, j
                 }
             } else if heredoc.read {
                 heredoc.never |= line.contains("ullPolicy: Never");
+                if line.trim_start_matches([' ', '-']).starts_with("build:") {
+                    heredoc.builds.push(start);
+                }
                 if line.contains("image") {
                     scan_data_line(sink, line, start);
                 }
@@ -102,6 +105,7 @@ pub(crate) fn scan_region(sink: &mut Sink<'_>, region: std::ops::Range<usize>, j
                 read,
                 first_finding,
                 never: false,
+                builds: Vec::new(),
             }));
         }
         let logical_start = *logical.get_or_insert(start);
@@ -538,23 +542,54 @@ struct Heredoc {
     first_finding: usize,
     /// Its body sets `imagePullPolicy: Never` (or a chart's `pullPolicy: Never`).
     never: bool,
+    /// Where its body's `build:` lines start (a compose file's service that builds its image).
+    builds: Vec<usize>,
 }
 
 impl Heredoc {
-    /// Its body's images are never pulled when it says so: `local`, as in a manifest file.
+    /// Its body's images are never pulled when it says so: `local`, as in a manifest file. So
+    /// is an `image:` beside a `build:` key, as in a compose file: what the build makes.
     fn close(self, sink: &mut Sink<'_>) {
-        if !self.never {
-            return;
-        }
+        let text = sink.text;
         for finding in &mut sink.findings[self.first_finding..] {
-            if matches!(
+            if !matches!(
                 finding.status,
                 crate::Status::Floating | crate::Status::Pinned
             ) {
+                continue;
+            }
+            let line =
+                memchr::memrchr(b'\n', &text.as_bytes()[..finding.span.start]).map_or(0, |i| i + 1);
+            if self.never
+                || self
+                    .builds
+                    .iter()
+                    .any(|&build| same_mapping(text, line, build))
+            {
                 finding.status = crate::Status::Local;
             }
         }
     }
+}
+
+/// Whether the YAML lines starting at `a` and `b` of `text` are keys of one block mapping:
+/// their keys are as deep (a list item's `- ` counted as indentation), and no line between
+/// them is less deep.
+fn same_mapping(text: &str, a: usize, b: usize) -> bool {
+    fn line_at(text: &str, at: usize) -> &str {
+        let rest = &text[at..];
+        rest.split('\n').next().unwrap_or(rest)
+    }
+    let depth = |line: &str| line.len() - line.trim_start_matches([' ', '-']).len();
+    let key_depth = depth(line_at(text, a));
+    if key_depth != depth(line_at(text, b)) {
+        return false;
+    }
+    let (first, last) = (a.min(b), a.max(b));
+    text[first..last].split('\n').skip(1).all(|line| {
+        let line = line.trim_end_matches('\r');
+        line.trim().is_empty() || line.len() - line.trim_start_matches(' ').len() >= key_depth
+    })
 }
 
 /// Whether a command line that opens a heredoc feeds it to something that is no manifest: an

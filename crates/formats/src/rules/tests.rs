@@ -486,7 +486,8 @@ fn a_ci_expression_is_one_shell_word() {
 
 /// A heredoc's `image:` lines are a manifest's, except in a heredoc fed to an interpreter or
 /// to a CI runner's own file; a manifest that says `imagePullPolicy: Never` runs its images
-/// from the node, as a manifest file does.
+/// from the node, as a manifest file does, and a compose service's `image:` beside `build:`
+/// names what compose builds.
 #[test]
 fn heredocs_are_read_as_what_they_feed() {
     let shape = |script: &str| -> Vec<(String, Status)> {
@@ -501,6 +502,17 @@ fn heredocs_are_read_as_what_they_feed() {
         [
             ("nginx:1.19".to_owned(), Status::Local),
             ("redis:7".to_owned(), Status::Floating)
+        ]
+    );
+    // A compose file written by a heredoc: the image beside `build:` is what compose builds;
+    // another service's, and one beside a nested `build:`, are pulled.
+    let compose = "cat > docker-compose.yml <<'YAML'\nservices:\n  app:\n    build: .\n    ports:\n      - \"80:80\"\n    image: myorg/app:dev\n  db:\n    image: postgres:16\n  tool:\n    image: acme/tool:1\n    x-meta:\n      build: yes\nYAML\n";
+    assert_eq!(
+        shape(compose),
+        [
+            ("myorg/app:dev".to_owned(), Status::Local),
+            ("postgres:16".to_owned(), Status::Floating),
+            ("acme/tool:1".to_owned(), Status::Floating)
         ]
     );
     for script in [
