@@ -395,6 +395,11 @@ fn beside(doc: Doc<'_>, entries: &[Entry<'_>]) -> Vec<(String, Beside)> {
         "version",
         "digest",
         "sha",
+        // Name parts too: Strimzi's `{registry, repository, name, tag}` joins `name` after
+        // the repository, Kyverno's helper takes `defaultRegistry` when `registry` is empty.
+        // Another value there is another image, as another `repository` is.
+        "name",
+        "defaultRegistry",
         // A flag the renderings turn on already.
         "enabled",
         // Never part of the image, and a schema may hold them to a list of values.
@@ -467,9 +472,7 @@ fn name_and_tag(text: &str, doc: Doc<'_>, value: &At) -> Option<(Shape, Vec<(Str
         tag: Some(get("tag").or_else(|| get("version"))?),
         digest: get("digest"),
     };
-    let mut beside = beside(doc, &entries);
-    beside.retain(|(key, _)| key != "name");
-    Some((shape, beside))
+    Some((shape, beside(doc, &entries)))
 }
 
 /// The part of an image that the scalar under `key` among a mapping's `entries` gives.

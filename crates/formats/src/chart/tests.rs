@@ -382,6 +382,20 @@ fn a_tag_the_chart_writes_more_after_takes_no_digest() {
     assert!(matches!(decisions[0].site, EditSite::SplitTag { .. }));
 }
 
+/// A map's name parts are parts, not variants: Strimzi's `name` (joined after the
+/// repository) and Kyverno's `defaultRegistry` (the registry when `registry` is empty).
+#[test]
+fn name_parts_beside_a_map_are_not_switched() {
+    let values = "image:\n  registry: quay.io\n  repository: strimzi\n  name: operator\n  tag: 0.22.1\n  debug: false\nkubectl:\n  registry: ~\n  defaultRegistry: registry.k8s.io\n  repository: kubectl\n  tag: '1.32.7'\n";
+    let images = values_images(Path::new("values.yaml"), values).unwrap();
+    let beside: Vec<Vec<&str>> = images
+        .candidates
+        .iter()
+        .map(|c| c.beside.iter().map(|(key, _)| key.as_str()).collect())
+        .collect();
+    assert_eq!(beside, [vec!["debug"], vec![]]);
+}
+
 #[test]
 fn keys_beside_a_map_that_may_pick_a_variant_are_switched() {
     let values = "image:\n  repository: acme/app\n  tag: \"1.0\"\n  digest: \"\"\n  pullSecret: \"\"\n  suffix: ''\n  debug: false\n  distroless: true\n  base: debian\n  pullPolicy: IfNotPresent\n  replicas: 2\n  note: \"two words\"\n  mode: \"true\"\n";
