@@ -28,6 +28,45 @@ pub struct Rendered {
     pub documents: Vec<Document>,
 }
 
+/// `text` with each `@` that ends a word taken out of it, its length kept: a blank in its place,
+/// or, before a closing quote, the quote moved onto it (`"quay.io/a:1@"` becomes
+/// `"quay.io/a:1" `). The renderings that empty the digests ([`Render::Names`],
+/// [`Render::Undigested`]) leave one where a chart joins the digest unconditionally
+/// (`{{ .repository }}:{{ .tag }}@{{ .digest }}`, or Cilium's `useDigest: true`): the image is
+/// the rest, which no digest follows in those renderings only.
+///
+/// [`Render::Names`]: super::sentinel::Render::Names
+/// [`Render::Undigested`]: super::sentinel::Render::Undigested
+fn without_empty_digests(text: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let ends_a_word = |at: usize| {
+        at > 0
+            && (bytes[at - 1].is_ascii_alphanumeric()
+                || matches!(bytes[at - 1], b'.' | b'_' | b'-'))
+            && bytes
+                .get(at + 1)
+                .is_none_or(|next| matches!(next, b'"' | b'\'' | b' ' | b'\t' | b'\r' | b'\n'))
+    };
+    let at: Vec<usize> = memchr::memchr_iter(b'@', bytes)
+        .filter(|&at| ends_a_word(at))
+        .collect();
+    if at.is_empty() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut edited = bytes.to_vec();
+    for at in at {
+        match bytes.get(at + 1) {
+            Some(&quote @ (b'"' | b'\'')) => {
+                edited[at] = quote;
+                edited[at + 1] = b' ';
+            }
+            _ => edited[at] = b' ',
+        }
+    }
+    // Only ASCII bytes were replaced, with ASCII bytes.
+    std::borrow::Cow::Owned(String::from_utf8(edited).expect("still UTF-8"))
+}
+
 /// An image reference in a rendering: which document, and the finding there.
 #[derive(Clone, Debug)]
 pub struct Image {
@@ -84,8 +123,9 @@ impl Rendered {
         let mut images = Vec::new();
         for (document, doc) in self.documents.iter().enumerate() {
             let path = Path::new(&doc.source);
-            let findings = scan(path, FileKind::Yaml, &doc.text)
-                .or_else(|_| scan(path, FileKind::HelmTemplate, &doc.text))
+            let text = without_empty_digests(&doc.text);
+            let findings = scan(path, FileKind::Yaml, &text)
+                .or_else(|_| scan(path, FileKind::HelmTemplate, &text))
                 .unwrap_or_default();
             images.extend(
                 findings

@@ -118,6 +118,33 @@ fn candidates_are_every_image_map_and_string_with_their_paths() {
     assert_eq!(names["sidecar"]["image"], "tpsr2z:1.0");
 }
 
+/// A chart that joins the digest whenever its switch says so (Cilium's `useDigest: true`) or
+/// always (`{{ .repository }}:{{ .tag }}@{{ .digest }}`) renders a lone `@` where tagpin's
+/// renderings empty the digest: the image is what comes before it, and the digest key is
+/// refreshed as given.
+#[test]
+fn an_image_whose_digest_is_always_joined_is_decided() {
+    let values = "image:\n  repository: quay.io/cilium/cilium\n  tag: v1.15.1\n  digest: \"sha256:351d6685dc6f6ffbcd5451043167cfa8842c6decf80d8c8e426a417c73fb56d4\"\n  useDigest: true\n";
+    let images = values_images(Path::new("values.yaml"), values).unwrap();
+    let h0 = digest_hex(0);
+    let quoted = |image: &str| format!("\"{image}\"");
+    let renderings = Renderings {
+        sentinels: rendering(&[&quoted(&format!("tpsr0z:99.0.0-tpst0z@sha256:{h0}"))], ""),
+        names: rendering(&[&quoted("tpsr0z:v1.15.1@")], ""),
+        undigested: rendering(&[&quoted("quay.io/cilium/cilium:v1.15.1@")], ""),
+    };
+    let decisions = decide(&images, &renderings, None);
+    assert!(
+        matches!(decisions[0].site, EditSite::SplitDigest { .. }),
+        "{:?}",
+        decisions[0].site
+    );
+    assert_eq!(
+        decisions[0].rendered.as_ref().unwrap().as_written(),
+        "quay.io/cilium/cilium:v1.15.1@sha256:351d6685dc6f6ffbcd5451043167cfa8842c6decf80d8c8e426a417c73fb56d4"
+    );
+}
+
 #[test]
 fn each_shape_gets_the_edit_the_chart_renders() {
     let images = values_images(Path::new("values.yaml"), VALUES).unwrap();
