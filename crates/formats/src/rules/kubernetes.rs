@@ -40,6 +40,9 @@ pub(crate) struct KubernetesAndHelm;
 
 impl Rules for KubernetesAndHelm {
     fn mapping(&self, map: &Map<'_, '_>, out: &mut Out<'_>) {
+        if flux_image_overrides(map, out) {
+            return;
+        }
         // Split maps have a `repository` or an `image`; most mappings have neither.
         let interesting = map
             .entries
@@ -117,6 +120,46 @@ impl Rules for KubernetesAndHelm {
         static WORDS: LazyLock<Words> = LazyLock::new(|| Words::new(&["mage", "repository", "\\"]));
         Some(&WORDS)
     }
+}
+
+/// Flux's image overrides, the entries of a Kustomize `images:` list that Flux hands to
+/// Kustomize: a `Kustomization`'s `spec.images`, a `HelmRelease` post-renderer's
+/// `kustomize.images`. Read as a `kustomization.yaml`'s are, from the mapping that holds the
+/// list (whose source holds the word the walk looks for; an entry's may not). Whether `map`
+/// is that mapping.
+fn flux_image_overrides(map: &Map<'_, '_>, out: &mut Out<'_>) -> bool {
+    let holds = match out.role {
+        Role::FluxKustomization => matches!(map.path, [Seg::Key("spec")]),
+        Role::FluxHelmRelease => matches!(
+            map.path,
+            [
+                Seg::Key("spec"),
+                Seg::Key("postRenderers"),
+                Seg::Item(_),
+                Seg::Key("kustomize")
+            ]
+        ),
+        _ => false,
+    };
+    let Some(images) = map.get("images").filter(|_| holds) else {
+        return false;
+    };
+    let mut entries = Vec::new();
+    for (index, item) in map.doc.items(images).iter().enumerate() {
+        entries.clear();
+        map.doc.entries_into(item, &mut entries);
+        let mut path = map.path.to_vec();
+        path.extend([Seg::Key("images"), Seg::Item(index)]);
+        let entry = Map {
+            doc: map.doc,
+            at: item,
+            path: &path,
+            entries: &entries,
+            shared: map.shared,
+        };
+        super::kustomize::image_entry(&entry, out);
+    }
+    true
 }
 
 /// An image volume's `reference` (`volumes: [{name, image: {reference, pullPolicy}}]`,
@@ -229,6 +272,10 @@ pub(crate) enum Role {
     Policy,
     /// A Tekton `StepAction`, whose `spec.image` a step runs.
     StepAction,
+    /// Flux's `Kustomization`, whose `spec.images` Kustomize applies.
+    FluxKustomization,
+    /// Flux's `HelmRelease`, whose post-renderers may hold Kustomize `images`.
+    FluxHelmRelease,
 }
 
 impl Role {
@@ -247,6 +294,10 @@ impl Role {
             Self::Policy
         } else if api.starts_with("tekton.dev/") && kind == "StepAction" {
             Self::StepAction
+        } else if api.starts_with("kustomize.toolkit.fluxcd.io/") && kind == "Kustomization" {
+            Self::FluxKustomization
+        } else if api.starts_with("helm.toolkit.fluxcd.io/") && kind == "HelmRelease" {
+            Self::FluxHelmRelease
         } else {
             Self::Plain
         }

@@ -48,7 +48,9 @@ fn written<'o>(out: &'o Out<'_>, scalar: Option<&ScalarAt<'_>>) -> Option<&'o st
     Some(raw).filter(|raw| !raw.is_empty())
 }
 
-fn image_entry(map: &Map<'_, '_>, out: &mut Out<'_>) {
+/// An entry of an `images:` list (see the module's docs): a `kustomization.yaml`'s, or one
+/// Flux hands to Kustomize.
+pub(crate) fn image_entry(map: &Map<'_, '_>, out: &mut Out<'_>) {
     let name = map.scalar("name");
     let new_name = map.scalar("newName");
     let new_tag = map.scalar("newTag");

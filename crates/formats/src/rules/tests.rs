@@ -1356,6 +1356,38 @@ fn an_image_volume_reference_is_a_reference() {
     );
 }
 
+/// Flux hands Kustomize the image overrides of a `Kustomization`'s `spec.images` and a
+/// `HelmRelease` post-renderer's `kustomize.images`: read as a `kustomization.yaml`'s entries,
+/// the digest inserted beside `newTag`. An `images` list elsewhere is not.
+#[test]
+fn flux_image_overrides_are_kustomize_entries() {
+    let text = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nspec:\n  path: ./app\n  images:\n    - name: ghcr.io/acme/app\n      newTag: 1.2.0\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nspec:\n  postRenderers:\n    - kustomize:\n        images:\n          - name: docker.io/acme/web\n            newName: ghcr.io/acme/web\n            newTag: 2.0.0\n---\napiVersion: v1\nkind: ConfigMap\nspec:\n  images:\n    - name: ghcr.io/acme/other\n      newTag: 3.0.0\n";
+    assert_eq!(
+        shapes(FileKind::Yaml, text),
+        vec![
+            (6, 13, Status::Floating, "ghcr.io/acme/app:1.2.0".to_owned()),
+            (
+                16,
+                22,
+                Status::Floating,
+                "ghcr.io/acme/web:2.0.0".to_owned()
+            ),
+        ]
+    );
+    let digest = digest();
+    assert_eq!(
+        pinned(FileKind::Yaml, text),
+        text.replace(
+            "      newTag: 1.2.0\n",
+            &format!("      newTag: 1.2.0\n      digest: {digest}\n")
+        )
+        .replace(
+            "            newTag: 2.0.0\n",
+            &format!("            newTag: 2.0.0\n            digest: {digest}\n")
+        )
+    );
+}
+
 /// A Kyverno policy's checks hold image patterns (`validate.pattern`, `verifyImages`,
 /// `preconditions`), matched against what pods name: not read. What a rule patches in or
 /// generates is an image pods run: read.
