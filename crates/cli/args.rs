@@ -55,7 +55,8 @@ pub struct GlobalArgs {
     pub deadline: Option<NonZeroU64>,
 
     /// The Helm command that renders charts to learn and prove values edits (default `helm`
-    /// on PATH); `none` renders nothing, and split maps in values are then not written.
+    /// on PATH); `none` renders nothing: tagpin then reads the templates itself, conservatively,
+    /// and writes a values edit only where that reading proves it.
     #[arg(long, global = true, value_name = "COMMAND")]
     pub helm: Option<String>,
 
