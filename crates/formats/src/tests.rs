@@ -1720,6 +1720,18 @@ fn shell_container_commands() {
             one(1, 22, Floating, "koalaman/shellcheck:v0.9.0"),
         ),
         ("\t$(Q)echo docker run a:1\n", vec![]),
+        (
+            "\t$(Q)$(DOCKER) run --rm b:2 true\n",
+            one(1, 25, Floating, "b:2"),
+        ),
+        (
+            "timeout -s KILL 300 docker run --rm c:3 true\n",
+            one(1, 37, Floating, "c:3"),
+        ),
+        (
+            "minikube image build -t acme/app:dev .\nkubectl run app --image=acme/app:dev\n",
+            one(2, 25, Local, "acme/app:dev"),
+        ),
         // What Cloud Build builds, the script then deploys: `local`.
         (
             "gcloud builds submit --tag gcr.io/p/app:latest .\ngcloud run deploy app --image gcr.io/p/app:latest\n",

@@ -397,6 +397,13 @@ fn command_start(command: &Words<'_>) -> usize {
                 continue;
             }
             _ if BEFORE_THE_PROGRAM.contains(&word) || is_assignment(word) => {}
+            // `timeout 300 docker run …`: its options, then the duration.
+            "timeout" => {
+                index += 1;
+                while let Some(option) = command.text(index).filter(|w| w.starts_with('-')) {
+                    index += if matches!(option, "-s" | "-k") { 2 } else { 1 };
+                }
+            }
             // A recipe's prefix variable before the command (`$(CMD_PREFIX) docker run`, as
             // `$(Q)` quiets a kernel-style Makefile's recipes).
             _ if index == 0
@@ -436,7 +443,7 @@ fn cli_command(sink: &mut Sink<'_>, command: &Words<'_>, offset: usize) {
     let cli = cli.trim_start_matches(['@', '-', '+']);
     // `$(Q)docker`: a prefix variable glued to the command.
     let cli = variable_prefix(cli)
-        .filter(|rest| is_known_cli(rest))
+        .filter(|rest| is_known_cli(rest) || names_an_engine(rest))
         .unwrap_or(cli);
     let program = cli.rsplit('/').next().unwrap_or(cli);
     if matches!(program, "kubectl" | "oc") {
@@ -526,8 +533,9 @@ fn notes_a_build(sink: &mut Sink<'_>, command: &Words<'_>, program: &str, start:
             note_built(sink, command, start + 2);
             return true;
         }
-        // Cloud Build builds and pushes the image it tags (`--tag gcr.io/p/app:latest`).
-        ("gcloud", Some("builds"), Some("submit")) => {
+        // Cloud Build builds and pushes the image it tags (`--tag gcr.io/p/app:latest`);
+        // minikube builds it inside the cluster's runtime.
+        ("gcloud", Some("builds"), Some("submit")) | ("minikube", Some("image"), Some("build")) => {
             note_built(sink, command, start + 3);
             return true;
         }
