@@ -237,7 +237,9 @@ fn credentialed_images(map: &Map<'_, '_>, out: &mut Out<'_>) {
 }
 
 /// The image a pre-commit hook of `language: docker_image` runs: the first word of its
-/// `entry`, unless that is an option (`--entrypoint /bin/sh image …`, not followed).
+/// `entry`, after an `--entrypoint` and its value (`--entrypoint /bin/promtool
+/// prom/prometheus:v2.53.0 check rules`, as pre-commit's docs write it); another option is
+/// not followed.
 fn hook_image(map: &Map<'_, '_>, out: &mut Out<'_>) {
     let Some(entry) = map.scalar("entry") else {
         return;
@@ -245,12 +247,29 @@ fn hook_image(map: &Map<'_, '_>, out: &mut Out<'_>) {
     let Some(written) = out.text.get(entry.span.clone()) else {
         return;
     };
-    let first_end = written.find([' ', '\t']).unwrap_or(written.len());
-    if written.starts_with('-') || first_end == 0 {
-        return;
+    let mut words = written
+        .split([' ', '\t'])
+        .scan(0, |at, word| {
+            let start = *at;
+            *at += word.len() + 1;
+            Some((start, word))
+        })
+        .filter(|(_, word)| !word.is_empty());
+    let mut image = words.next();
+    if let Some((_, option)) = image.filter(|(_, w)| w.starts_with("--entrypoint")) {
+        if option == "--entrypoint" {
+            words.next();
+        }
+        image = words.next();
     }
-    let rest = written[first_end..].to_owned();
-    out.inline_between(&entry, "", &rest);
+    let Some((start, word)) = image.filter(|(_, w)| !w.starts_with('-')) else {
+        return;
+    };
+    let (prefix, rest) = (
+        written[..start].to_owned(),
+        written[start + word.len()..].to_owned(),
+    );
+    out.inline_between(&entry, &prefix, &rest);
 }
 
 /// Why a reference with no tag and no digest outside a pod's containers is not written.

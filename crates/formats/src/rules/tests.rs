@@ -1429,7 +1429,8 @@ fn repositories_artifacts_and_cameras_are_not_images() {
     );
 }
 
-/// A pre-commit hook of `language: docker_image` runs the first word of its `entry`.
+/// A pre-commit hook of `language: docker_image` runs the first word of its `entry`, after
+/// an `--entrypoint` and its value.
 #[test]
 fn a_docker_image_hook_runs_its_entry_s_first_word() {
     let text = "repos:\n  - repo: local\n    hooks:\n      - id: hadolint\n        language: docker_image\n        entry: hadolint/hadolint:v2.12.0 hadolint\n      - id: shfmt\n        language: docker_image\n        entry: --entrypoint /bin/shfmt mvdan/shfmt:v3\n      - id: other\n        language: system\n        entry: nginx:1.25 x\n      - id: alone\n        language: docker_image\n        entry: \"koalaman/shellcheck:v0.10.0\"\n";
@@ -1442,6 +1443,7 @@ fn a_docker_image_hook_runs_its_entry_s_first_word() {
                 Status::Floating,
                 "hadolint/hadolint:v2.12.0".to_owned()
             ),
+            (9, 40, Status::Floating, "mvdan/shfmt:v3".to_owned()),
             (
                 15,
                 17,
@@ -1456,6 +1458,7 @@ fn a_docker_image_hook_runs_its_entry_s_first_word() {
             "v2.12.0 hadolint",
             &format!("v2.12.0@{} hadolint", digest())
         )
+        .replace("shfmt:v3\n", &format!("shfmt:v3@{}\n", digest()))
         .replace("v0.10.0\"", &format!("v0.10.0@{}\"", digest()))
     );
 }
