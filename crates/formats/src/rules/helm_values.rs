@@ -128,8 +128,17 @@ pub(crate) fn name_and_tag_maps(map: &Map<'_, '_>, out: &mut Out<'_>) {
             entries: &entries,
             shared: map.shared,
         };
-        // Linkerd's `{name, version}` too.
-        let named = ["repository", "image"].iter().all(|key| !child.has(key))
+        // Linkerd's `{name, version}` too. Not an Ansible `docker_image` task that builds,
+        // loads or removes the image (`source: build`, `state: absent`): none pulls it.
+        let pulled = child
+            .scalar("source")
+            .is_none_or(|source| source.value == "pull")
+            && !child.has("build")
+            && child
+                .scalar("state")
+                .is_none_or(|state| state.value != "absent");
+        let named = pulled
+            && ["repository", "image"].iter().all(|key| !child.has(key))
             && (child.has("tag") || child.has("version"))
             && child
                 .scalar("name")

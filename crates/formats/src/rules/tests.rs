@@ -1676,13 +1676,16 @@ fn a_base_image_without_a_tag_is_a_name_part() {
 /// `image: {name: quay.io/jupyterhub/k8s-hub, tag: "4.1.0"}` (the `JupyterHub` charts): a map under
 /// an image key whose name part is `name`, found from the map above it (its own source may
 /// hold none of the words the walk looks for), unproven as an `{image, tag}` map is. A `name`
-/// with a tag of its own, a map beside a `repository`, or one under another key is not one.
+/// with a tag of its own, a map beside a `repository`, one under another key, or an Ansible
+/// `docker_image` task that builds or removes the image is not one.
 #[test]
 fn a_name_with_its_tag_under_an_image_key_is_reported_and_left_to_the_chart() {
     let text = "hub:\n  image:\n    name: quay.io/jupyterhub/k8s-hub\n    tag: \"4.1.0\"\n\
                 proxy:\n  chp:\n    image: {name: quay.io/jupyterhub/configurable-http-proxy, tag: \"4.6.3\"}\n\
                 other:\n  image:\n    name: nginx:1.25\n    tag: v1\n\
-                volume:\n  name: data\n  tag: v1\n";
+                volume:\n  name: data\n  tag: v1\n\
+                build:\n  docker_image:\n    name: acme/app\n    tag: v1\n    source: build\n\
+                remove:\n  docker_image: {name: acme/old, tag: latest, state: absent}\n";
     for kind in [FileKind::Yaml, FileKind::HelmTemplate] {
         let found = findings(kind, text);
         let rows: Vec<(usize, usize, &str)> = found
