@@ -461,13 +461,25 @@ fn compose_and_workflow_table() {
     let findings = scan(
         Path::new("t"),
         FileKind::Workflow,
-        "jobs:\n  t:\n    strategy:\n      matrix:\n        image: [debian:12]\n    container:\n      image: ${{ matrix.image }}\n    steps:\n      - if: matrix.image == 'debian:12'\n        run: make\n",
+        "jobs:\n  t:\n    name: t on ${{ matrix.os }}\n    strategy:\n      matrix:\n        image: [debian:12]\n    container:\n      image: ${{ matrix.image }}\n    steps:\n      - if: matrix.image == 'debian:12'\n        run: make\n",
     )
     .unwrap();
     assert!(
         matches!(&findings[0].site, EditSite::Unsupported { reason } if reason.starts_with("the job uses `matrix.image` elsewhere")),
         "{findings:?}"
     );
+    // A job whose name reads no matrix value (or that has none) is named by GitHub with all
+    // of them: reported, not written.
+    for name in ["", "    name: Tests\n"] {
+        let text = format!(
+            "jobs:\n  t:\n{name}    strategy:\n      matrix:\n        image: [debian:12]\n    container: ${{{{ matrix.image }}}}\n"
+        );
+        let findings = scan(Path::new("t"), FileKind::Workflow, &text).unwrap();
+        assert!(
+            matches!(&findings[0].site, EditSite::Unsupported { reason } if reason.starts_with("GitHub names the job's checks with its matrix values")),
+            "{findings:?}"
+        );
+    }
     // Read by the job's name (its check's name): reported, not written; a step's name is
     // another use as before, and a job that names no matrix value is written.
     for (job_name, unwritable) in [

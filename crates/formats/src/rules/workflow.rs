@@ -197,11 +197,13 @@ fn matrix_images(map: &Map<'_, '_>, out: &mut Out<'_>) {
         .get(job.start as usize..job.end as usize)
         .unwrap_or_default();
     for name in names {
-        // The job's own name is its check's name, which branch protection requires by name:
-        // a digest there would rename the check at every refresh.
-        let in_job_name = map
-            .scalar("name")
-            .is_some_and(|job_name| reads_matrix_value(job_name.value, name));
+        // The job's name is its check's name, which branch protection requires by name: a
+        // digest there would rename the check at every refresh. A name that reads no matrix
+        // value (or none at all) gets them all appended: `test (postgres:16, 3.12)`.
+        let job_name = map.scalar("name").filter(|n| n.value.contains("matrix."));
+        let in_job_name = job_name
+            .as_ref()
+            .is_none_or(|job_name| reads_matrix_value(job_name.value, name));
         let other_use =
             in_job_name || other_matrix_use(job_text, name, names_used_as_images(&images, name));
         let mut values: Vec<ScalarAt<'_>> = Vec::new();
@@ -231,10 +233,17 @@ fn matrix_images(map: &Map<'_, '_>, out: &mut Out<'_>) {
             };
             if other_use && !matches!(candidate.found.site, EditSite::Unsupported { .. }) {
                 candidate.found.site = EditSite::Unsupported {
-                    reason: if in_job_name {
+                    reason: if in_job_name && job_name.is_some() {
                         format!(
                             "the job's name reads `matrix.{name}`: a digest would rename its \
                              check at every refresh, and a required check would no longer match"
+                        )
+                    } else if in_job_name {
+                        format!(
+                            "GitHub names the job's checks with its matrix values, \
+                             `matrix.{name}` among them (its `name:` reads none): a digest would \
+                             rename them at every refresh, and a required check would no longer \
+                             match"
                         )
                     } else {
                         format!(
