@@ -80,11 +80,12 @@ pub enum ResolveError {
         #[source]
         source: reqwest::Error,
     },
-    /// The `Docker-Content-Digest` header disagrees with the hash of the manifest body.
-    #[error("{url}: digest mismatch: the header says {header}, the body hashes to {body}")]
+    /// The manifest body does not hash to the digest it should: the one its
+    /// `Docker-Content-Digest` header gives, or the one it was asked for by.
+    #[error("{url}: digest mismatch: {}, the body hashes to {body}", expected.describe())]
     BadDigest {
         url: Url,
-        header: Digest,
+        expected: Expected,
         body: Digest,
     },
     /// The `Docker-Content-Digest` header is not a `sha256` or `sha512` digest.
@@ -213,4 +214,54 @@ pub(crate) fn redact(url: &Url) -> Url {
     let _ = url.set_username("");
     let _ = url.set_password(None);
     url
+}
+
+/// The digest a manifest body should hash to, and where it comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expected {
+    /// The reply's `Docker-Content-Digest` header.
+    Header(Digest),
+    /// The digest the manifest was asked for by (`/manifests/sha256:…`).
+    Asked(Digest),
+}
+
+impl Expected {
+    fn describe(&self) -> String {
+        match self {
+            Self::Header(digest) => format!("the header says {digest}"),
+            Self::Asked(digest) => format!("it was asked for by {digest}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_digest_mismatch_says_where_the_expected_digest_comes_from() {
+        let digest =
+            |c: char| Digest::parse(&format!("sha256:{}", c.to_string().repeat(64))).unwrap();
+        let url = Url::parse("http://127.0.0.1:5000/v2/a/manifests/x").unwrap();
+        for (expected, says) in [
+            (Expected::Header(digest('a')), "the header says sha256:aaaa"),
+            (
+                Expected::Asked(digest('a')),
+                "it was asked for by sha256:aaaa",
+            ),
+        ] {
+            let error = ResolveError::BadDigest {
+                url: url.clone(),
+                expected,
+                body: digest('b'),
+            };
+            let text = error.to_string();
+            assert!(text.contains(says), "{text}");
+            assert!(
+                text.ends_with(&format!("the body hashes to {}", digest('b'))),
+                "{text}"
+            );
+            assert_eq!(error.kind(), "bad-digest");
+        }
+    }
 }

@@ -54,7 +54,7 @@ mod stats;
 use std::time::Duration;
 
 pub use credentials::Credentials;
-pub use error::{Error, ResolveError};
+pub use error::{Error, Expected, ResolveError};
 pub use manifest::{Child, DigestKey, Manifest, Manifests, Platform, PlatformError};
 pub use mirror::Mirror;
 pub use resolve::{FollowUp, MANIFEST_ACCEPT, Resolution, Resolver};

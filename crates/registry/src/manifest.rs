@@ -316,7 +316,7 @@ impl Inner {
         if hashed != *digest {
             return Err(ResolveError::BadDigest {
                 url: redact(url),
-                header: digest.clone(),
+                expected: crate::error::Expected::Asked(digest.clone()),
                 body: hashed,
             });
         }

@@ -291,7 +291,7 @@ impl Inner {
         match header {
             Some(header) if header != body => Err(ResolveError::BadDigest {
                 url: redact(url),
-                header,
+                expected: crate::error::Expected::Header(header),
                 body,
             }),
             _ => Ok(body),
