@@ -55,7 +55,14 @@ impl Rules for CiScripts {
             }
             super::azure::job_images(map, out);
         }
-        KubernetesAndHelm.mapping(map, out);
+        // An orb's job or command (`docker/publish: {image: myorg/app, tag: latest}`): what the
+        // orb does with an image and a tag (build it, push it, pull it) is the orb's.
+        let orb_image_and_tag = *self == Self::CircleCi
+            && map.parent().is_some_and(|key| key.contains('/'))
+            && map.has("tag");
+        if !orb_image_and_tag {
+            KubernetesAndHelm.mapping(map, out);
+        }
         if out.names_windows() {
             return;
         }

@@ -319,6 +319,12 @@ fn other_ci_systems_scripts_are_read() {
             "jobs:\n  test:\n    docker:\n      - image: cimg/base:2024.01\n    steps:\n      - run: docker run --rm alpine:3.20 true\n      - run:\n          name: lint\n          command: |\n            docker build -t app .\n            docker run --rm app lint\n      - run:\n          shell: powershell.exe\n          command: docker run mcr.microsoft.com/powershell:7.4\n",
             &["cimg/base:2024.01", "alpine:3.20"],
         ),
+        // An orb's image and tag parameters are the orb's to build, push or pull.
+        (
+            ".circleci/config.yml",
+            "version: 2.1\norbs:\n  docker: circleci/docker@2.2.0\nworkflows:\n  main:\n    jobs:\n      - docker/publish:\n          image: myorg/myapp\n          tag: latest\n      - node/test:\n          image: cimg/node:20.1\n",
+            &["cimg/node:20.1"],
+        ),
         (
             "bitbucket-pipelines.yml",
             "image: node:20\npipelines:\n  default:\n    - step:\n        script:\n          - docker run --rm busybox:1.36 true\n        after-script:\n          - docker run --rm redis:7 true\n        services: [docker]\n",
