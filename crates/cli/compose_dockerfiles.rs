@@ -12,7 +12,10 @@
 //!   another service's image as the base image"): a digest would freeze it to whatever the
 //!   registry holds under that name, or to nothing.
 //!
-//! Both are `local` there: no registry is asked for them.
+//! Both are `local` there: no registry is asked for them. So is, in a shell script or a
+//! Makefile of the run, an image a compose service builds (`docker compose build`, then
+//! `docker run ghcr.io/acme/app:1.0` to test it): a digest would run the registry's image in
+//! place of the build.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -63,26 +66,32 @@ impl ComposeFiles {
             .into_inner()
             .expect("no panics while holding the lock");
         let mut by_dockerfile: HashMap<Identity, Local> = HashMap::new();
+        let mut built = HashSet::new();
         for path in &found {
             if let Some(document) = crate::read::yaml_document(path, MAX_SIZE) {
-                learn(path, &document, &mut by_dockerfile);
+                built.extend(learn(path, &document, &mut by_dockerfile));
             }
         }
-        if by_dockerfile.is_empty() {
+        if built.is_empty() && by_dockerfile.is_empty() {
             return;
         }
         for file in files.iter_mut() {
-            let Some(local) = file.identity.and_then(|id| by_dockerfile.get(&id)) else {
-                continue;
-            };
+            let local = file.identity.and_then(|id| by_dockerfile.get(&id));
             for finding in &mut file.findings {
-                if finding.kind == FileKind::Dockerfile
-                    && matches!(finding.status, Status::Floating | Status::Pinned)
-                    && finding
-                        .reference
-                        .as_ref()
-                        .is_some_and(|reference| local.reads(reference))
-                {
+                if !matches!(finding.status, Status::Floating | Status::Pinned) {
+                    continue;
+                }
+                let Some(reference) = &finding.reference else {
+                    continue;
+                };
+                // A script that runs what `docker compose build` made: the build, as a
+                // Dockerfile's `FROM` of a sibling's image is.
+                let reads = match finding.kind {
+                    FileKind::Dockerfile => local.is_some_and(|local| local.reads(reference)),
+                    FileKind::Shell => built.contains(&reference.tag_key()),
+                    _ => false,
+                };
+                if reads {
                     finding.status = Status::Local;
                 }
             }
@@ -98,10 +107,15 @@ impl Local {
     }
 }
 
-/// Adds what the compose file at `path` (its `document`) says of each Dockerfile it builds.
-fn learn(path: &Path, document: &Value, by_dockerfile: &mut HashMap<Identity, Local>) {
+/// Adds what the compose file at `path` (its `document`) says of each Dockerfile it builds;
+/// the images its services build.
+fn learn(
+    path: &Path,
+    document: &Value,
+    by_dockerfile: &mut HashMap<Identity, Local>,
+) -> Vec<TagKey> {
     let Some(services) = document.get("services").and_then(Value::as_object) else {
-        return;
+        return Vec::new();
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     let builds = || {
@@ -126,6 +140,7 @@ fn learn(path: &Path, document: &Value, by_dockerfile: &mut HashMap<Identity, Lo
             .contexts
             .extend(context_names(build.get("additional_contexts")).filter_map(key_of));
     }
+    built
 }
 
 /// A service's `build` as a mapping: `build: ./dir` is `{context: ./dir}`.
@@ -186,7 +201,13 @@ mod tests {
         let path = root.join("compose.yaml");
         let document = crate::read::yaml_document_of(&path, compose).unwrap();
         let mut learnt = HashMap::new();
-        learn(&path, &document, &mut learnt);
+        let built = learn(&path, &document, &mut learnt);
+        assert_eq!(
+            built,
+            keys(&["ghcr.io/acme/base:latest"])
+                .into_iter()
+                .collect::<Vec<_>>()
+        );
         assert_eq!(learnt.len(), 3);
         let of = |file: &str| &learnt[&crate::commands::identity(&root.join(file)).unwrap()];
         let app = of("app/Dockerfile");

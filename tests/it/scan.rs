@@ -545,7 +545,8 @@ fn compose_build_arguments_are_written_only_where_their_dockerfile_uses_them_who
 /// What a compose file tells of the Dockerfiles its services build: a name its
 /// `additional_contexts` gives is read from that context (`local` in the Dockerfile, whose
 /// `docker-image://` value is the pulled image), and an image another service builds is the
-/// build compose just made. A Dockerfile no service builds, and another tag, stay floating.
+/// build compose just made, in a script too. A Dockerfile no service builds, and another tag,
+/// stay floating.
 #[test]
 fn a_dockerfile_reads_its_compose_contexts_and_sibling_builds_locally() {
     for crlf in [false, true] {
@@ -561,6 +562,10 @@ fn a_dockerfile_reads_its_compose_contexts_and_sibling_builds_locally() {
                 ),
                 ("tools/Dockerfile", "FROM golang:1.23\n"),
                 ("loose/Dockerfile", "FROM ghcr.io/acme/base:1\nCOPY --from=tools /a /a\n"),
+                (
+                    "test.sh",
+                    "docker compose build\ndocker run --rm ghcr.io/acme/base:1 true\ndocker run --rm ghcr.io/acme/base:2 true\n",
+                ),
             ],
             crlf,
         );
@@ -579,6 +584,8 @@ fn a_dockerfile_reads_its_compose_contexts_and_sibling_builds_locally() {
             ("compose.yaml", 10, "floating", "alpine:3.19"),
             ("loose/Dockerfile", 1, "floating", "ghcr.io/acme/base:1"),
             ("loose/Dockerfile", 2, "floating", "tools"),
+            ("test.sh", 2, "local", "ghcr.io/acme/base:1"),
+            ("test.sh", 3, "floating", "ghcr.io/acme/base:2"),
             ("tools/Dockerfile", 1, "floating", "golang:1.23"),
         ];
         let expected: Vec<(String, u64, String, String)> = expected
