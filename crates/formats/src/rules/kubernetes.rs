@@ -43,6 +43,9 @@ impl Rules for KubernetesAndHelm {
         if flux_image_overrides(map, out) {
             return;
         }
+        if map.path.is_empty() {
+            ko_base_image_overrides(map, out);
+        }
         // Split maps have a `repository` or an `image`; most mappings have neither.
         let interesting = map
             .entries
@@ -160,6 +163,21 @@ fn flux_image_overrides(map: &Map<'_, '_>, out: &mut Out<'_>) -> bool {
         super::kustomize::image_entry(&entry, out);
     }
     true
+}
+
+/// ko's `.ko.yaml` `baseImageOverrides` (an import path to the base image ko builds it on),
+/// beside its `defaultBaseImage`, which the image keys find: each value is pulled as a base.
+fn ko_base_image_overrides(map: &Map<'_, '_>, out: &mut Out<'_>) {
+    let Some(overrides) = map.get("baseImageOverrides") else {
+        return;
+    };
+    let mut entries = Vec::new();
+    map.doc.entries_into(overrides, &mut entries);
+    for entry in &entries {
+        if let Some(image) = map.doc.scalar(&entry.value) {
+            out.inline(&image, "");
+        }
+    }
 }
 
 /// An image volume's `reference` (`volumes: [{name, image: {reference, pullPolicy}}]`,

@@ -1394,6 +1394,29 @@ fn flux_image_overrides_are_kustomize_entries() {
     );
 }
 
+/// ko's base images: `defaultBaseImage` and each of `baseImageOverrides`.
+#[test]
+fn ko_base_images_are_references() {
+    let text = "defaultBaseImage: cgr.dev/chainguard/static:latest\nbaseImageOverrides:\n  github.com/acme/tool/cmd/debug: gcr.io/distroless/base:debug\n";
+    assert_eq!(
+        shapes(FileKind::Yaml, text),
+        vec![
+            (
+                1,
+                19,
+                Status::Floating,
+                "cgr.dev/chainguard/static:latest".to_owned()
+            ),
+            (
+                3,
+                35,
+                Status::Floating,
+                "gcr.io/distroless/base:debug".to_owned()
+            ),
+        ]
+    );
+}
+
 /// A Kyverno policy's checks hold image patterns (`validate.pattern`, `verifyImages`,
 /// `preconditions`), matched against what pods name: not read. What a rule patches in or
 /// generates is an image pods run: read.
