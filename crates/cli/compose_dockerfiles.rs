@@ -118,17 +118,17 @@ fn learn(
         return Vec::new();
     };
     let dir = path.parent().unwrap_or(Path::new("."));
-    let builds = || {
-        services
-            .values()
-            .filter_map(|service| Some((service, build_of(service)?)))
-    };
-    let built: Vec<TagKey> = builds()
+    let builds: Vec<(&Value, serde_json::Map<String, Value>)> = services
+        .values()
+        .filter_map(|service| Some((service, build_of(service)?)))
+        .collect();
+    let built: Vec<TagKey> = builds
+        .iter()
         .filter_map(|(service, _)| service.get("image")?.as_str())
         .filter_map(key_of)
         .collect();
-    for (_, build) in builds() {
-        let Some((dockerfile, _)) = crate::compose_build_args::dockerfile_of(dir, &build) else {
+    for (_, build) in &builds {
+        let Some((dockerfile, _)) = crate::compose_build_args::dockerfile_of(dir, build) else {
             continue;
         };
         let Some(identity) = crate::commands::identity(&dockerfile) else {

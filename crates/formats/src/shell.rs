@@ -179,7 +179,7 @@ static IMAGE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
 /// The words that make a command line worth taking apart for its commands ([`commands`]): the
 /// container CLIs, `kubectl set image` and `oc set image` (not every kubectl line: scripts
 /// have many), and the builders whose images a script makes.
-const COMMAND_WORDS: [&str; 9] = [
+const COMMAND_WORDS: [&str; COMMAND_WORD_COUNT] = [
     "docker",
     "podman",
     "nerdctl",
@@ -191,14 +191,17 @@ const COMMAND_WORDS: [&str; 9] = [
     "image build",
 ];
 
+/// How many [`COMMAND_WORDS`] there are.
+const COMMAND_WORD_COUNT: usize = 9;
+
 /// Searchers of [`COMMAND_WORDS`], built once.
-static COMMAND_FINDERS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 9]> =
+static COMMAND_FINDERS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; COMMAND_WORD_COUNT]> =
     std::sync::LazyLock::new(|| COMMAND_WORDS.map(memchr::memmem::Finder::new));
 
 /// Which of [`COMMAND_WORDS`] `text` holds: a search of each in the whole text, so that a
 /// command line is searched only for those (a search per short line costs more than its
 /// bytes, and most scripts hold none of the words).
-fn command_words_in(text: &str) -> [bool; 9] {
+fn command_words_in(text: &str) -> [bool; COMMAND_WORD_COUNT] {
     COMMAND_FINDERS
         .each_ref()
         .map(|finder| finder.find(text.as_bytes()).is_some())
@@ -211,7 +214,7 @@ fn flush_logical(
     start: usize,
     bytes: &[u8],
     has_image: bool,
-    words: [bool; 9],
+    words: [bool; COMMAND_WORD_COUNT],
 ) {
     let has_cli = COMMAND_FINDERS
         .iter()
