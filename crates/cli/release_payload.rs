@@ -8,7 +8,8 @@
 //! another tool sets are.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use serde_json::Value;
 use tagpin_formats::{EditSite, FileKind, Status};
@@ -16,43 +17,65 @@ use tagpin_formats::{EditSite, FileKind, Status};
 use crate::commands::ScannedFile;
 
 /// The file that marks a component's manifests.
-const MARKER: &str = "image-references";
+pub const MARKER: &str = "image-references";
 
 /// An `image-references` file larger than this is not read.
 const MAX_SIZE: u64 = 1 << 20;
 
-/// Marks `ignored` the references in the YAML files of `files` that the `image-references`
-/// beside them names. The walk does not offer that file (it is no YAML file by name): it is
-/// looked for once per directory whose YAML files hold a reference to write.
-pub fn mark_placeholders(files: &mut [ScannedFile]) {
+/// The `image-references` files one run's walk found (it notes them as it lists directories:
+/// looked for after the walk, once per directory with a YAML file to write, they were a serial
+/// `stat` per chart on a chart monorepo). One hidden by `.gitignore` is not walked, so not read.
+#[derive(Debug, Default)]
+pub struct Payloads {
+    markers: Mutex<Vec<PathBuf>>,
+}
+
+impl Payloads {
+    /// Notes the marker at `path`, as walked.
+    pub fn note(&self, path: &Path) {
+        self.markers
+            .lock()
+            .expect("no panics while holding the lock")
+            .push(path.to_owned());
+    }
+
+    /// Marks `ignored` the references in the YAML files of `files` that the `image-references`
+    /// beside them names.
+    pub fn mark_placeholders(self, files: &mut [ScannedFile]) {
+        let markers = self
+            .markers
+            .into_inner()
+            .expect("no panics while holding the lock");
+        let by_dir: HashMap<&Path, Vec<String>> = markers
+            .iter()
+            .filter_map(|marker| Some((marker.parent()?, placeholders(marker))))
+            .filter(|(_, names)| !names.is_empty())
+            .collect();
+        if !by_dir.is_empty() {
+            mark_named(files, &by_dir);
+        }
+    }
+}
+
+/// Marks `ignored` the references in the YAML files of `files` whose directory's placeholders
+/// (`by_dir`) name them.
+fn mark_named(files: &mut [ScannedFile], by_dir: &HashMap<&Path, Vec<String>>) {
     let writable = |finding: &tagpin_formats::Finding| {
         finding.kind == FileKind::Yaml
             && matches!(finding.status, Status::Floating | Status::Pinned)
     };
-    let mut by_dir: HashMap<&Path, Vec<String>> = HashMap::new();
-    let mut marks = Vec::new();
-    for (index, file) in files.iter().enumerate() {
-        if !file.findings.iter().any(writable) {
-            continue;
-        }
-        let Some(dir) = file.path.parent() else {
+    for file in files {
+        let Some(names) = file.path.parent().and_then(|dir| by_dir.get(dir)) else {
             continue;
         };
-        let names = by_dir
-            .entry(dir)
-            .or_insert_with(|| placeholders(&dir.join(MARKER)));
-        for (at, finding) in file.findings.iter().enumerate() {
+        for finding in &mut file.findings {
             if writable(finding) && names.contains(&finding.text) {
-                marks.push((index, at));
+                finding.status = Status::Ignored;
+                finding.site = EditSite::Unsupported {
+                    reason: REPLACED.to_owned(),
+                };
             }
         }
-    }
-    for (index, at) in marks {
-        let finding = &mut files[index].findings[at];
-        finding.status = Status::Ignored;
-        finding.site = EditSite::Unsupported {
-            reason: REPLACED.to_owned(),
-        };
     }
 }
 

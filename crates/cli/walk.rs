@@ -40,6 +40,10 @@ pub struct Candidate {
 #[derive(Debug)]
 pub enum Visit {
     File(Candidate),
+    /// A file no kind reads that changes how its neighbours are read: an `OpenShift` payload's
+    /// `image-references` (see `release_payload`). Noted as walked, so that no directory is
+    /// asked for it after the walk.
+    Marker(PathBuf),
     /// A path that could not be walked: a symlink loop, a dangling link, an unreadable
     /// directory, a bad `.gitignore`.
     Error {
@@ -121,6 +125,9 @@ fn walk_root(
                         return WalkState::Continue;
                     }
                     let path = entry.path();
+                    if entry.file_name() == crate::release_payload::MARKER {
+                        visit(Visit::Marker(path.to_owned()));
+                    }
                     // A file given as PATH is matched as given, one below it relative to it.
                     let relative = if entry.depth() == 0 {
                         path.strip_prefix(".").unwrap_or(path)
@@ -355,6 +362,7 @@ mod tests {
     fn collect(roots: &[PathBuf], filter: &PathFilter) -> (Vec<(String, FileKind)>, Vec<String>) {
         let files = Mutex::new(Vec::new());
         let errors = Mutex::new(Vec::new());
+        let markers = Mutex::new(Vec::new());
         walk(roots, filter, &|visit| match visit {
             Visit::File(candidate) => files
                 .lock()
@@ -363,9 +371,15 @@ mod tests {
             Visit::Error { display, message } => {
                 errors.lock().unwrap().push(format!("{display}: {message}"));
             }
+            Visit::Marker(path) => {
+                let shown = below(&path, &roots[0]).unwrap_or(&path).display();
+                markers.lock().unwrap().push(format!("marker {shown}"));
+            }
         });
         let mut files = files.into_inner().unwrap();
         let mut errors = errors.into_inner().unwrap();
+        // A marker is reported among the errors, which no test expects otherwise.
+        errors.extend(markers.into_inner().unwrap());
         files.sort();
         errors.sort();
         (files, errors)
@@ -412,6 +426,22 @@ mod tests {
             ]
         );
         assert!(errors.is_empty(), "{errors:?}");
+    }
+
+    #[test]
+    fn a_release_payload_marker_is_noted_as_walked() {
+        let dir = tree(&[
+            "manifests/image-references",
+            "manifests/deploy.yaml",
+            "build/image-references",
+        ]);
+        std::fs::write(dir.path().join(".gitignore"), "build/\n").unwrap();
+        let (files, notes) = collect(&[dir.path().to_owned()], &PathFilter::default());
+        assert_eq!(
+            files,
+            [("manifests/deploy.yaml".to_owned(), FileKind::Yaml)]
+        );
+        assert_eq!(notes, ["marker manifests/image-references"]);
     }
 
     #[test]

@@ -115,8 +115,10 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
     };
     let suites = crate::test_suites::Suites::default();
     let compose_files = crate::compose_dockerfiles::ComposeFiles::default();
+    let payloads = crate::release_payload::Payloads::default();
     walk::walk(paths, &settings.paths, &|visit| {
         let mut outcome = match visit {
+            Visit::Marker(path) => return payloads.note(&path),
             Visit::File(candidate) => {
                 suites.note(&candidate.path);
                 compose_files.note(&candidate.path, candidate.kind);
@@ -185,7 +187,7 @@ pub fn collect(paths: &[PathBuf], settings: &Settings, keep: Keep) -> Collected 
     crate::compose_builds::mark_built(&mut collected.files);
     crate::compose_build_args::check(&mut collected.files);
     compose_files.mark(&mut collected.files);
-    crate::release_payload::mark_placeholders(&mut collected.files);
+    payloads.mark_placeholders(&mut collected.files);
     crate::kustomize_images::mark_replaced(&mut collected.files, paths);
     forget_pull_lints_of_local_images(&mut collected.files);
     collected.files.retain(|file| !file.findings.is_empty());
