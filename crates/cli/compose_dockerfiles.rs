@@ -15,7 +15,9 @@
 //! Both are `local` there: no registry is asked for them. So is, in a shell script or a
 //! Makefile of the run, an image a compose service builds (`docker compose build`, then
 //! `docker run ghcr.io/acme/app:1.0` to test it): a digest would run the registry's image in
-//! place of the build.
+//! place of the build. In a GitHub workflow or a GitLab pipeline, such an image is `local`
+//! when the file itself runs a compose command that builds (`docker compose build`, `up`,
+//! `run`, `create`): its later steps and jobs run the build, or what the pipeline pushed of it.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -77,6 +79,8 @@ impl ComposeFiles {
         }
         for file in files.iter_mut() {
             let local = file.identity.and_then(|id| by_dockerfile.get(&id));
+            // Asked of a pipeline once, when one of its images is built.
+            let mut builds_with_compose = None;
             for finding in &mut file.findings {
                 if !matches!(finding.status, Status::Floating | Status::Pinned) {
                     continue;
@@ -89,6 +93,12 @@ impl ComposeFiles {
                 let reads = match finding.kind {
                     FileKind::Dockerfile => local.is_some_and(|local| local.reads(reference)),
                     FileKind::Shell => built.contains(&reference.tag_key()),
+                    // A pipeline that runs compose: its steps' images are its builds too.
+                    FileKind::Workflow | FileKind::GitlabCi => {
+                        built.contains(&reference.tag_key())
+                            && *builds_with_compose
+                                .get_or_insert_with(|| runs_compose_build(&file.path))
+                    }
                     _ => false,
                 };
                 if reads {
@@ -97,6 +107,32 @@ impl ComposeFiles {
             }
         }
     }
+}
+
+/// A pipeline file larger than this is not read again here.
+const MAX_PIPELINE_SIZE: u64 = 1 << 20;
+
+/// Whether the pipeline file at `path` runs a compose command that builds its services'
+/// images (`docker compose build`, `docker-compose up`, `compose run` and `compose create`
+/// build an image that is missing), so that its later steps run the builds.
+fn runs_compose_build(path: &Path) -> bool {
+    let small = std::fs::metadata(path).is_ok_and(|m| m.len() <= MAX_PIPELINE_SIZE);
+    let Some(text) = small.then(|| std::fs::read_to_string(path).ok()).flatten() else {
+        return false;
+    };
+    text.lines().any(builds_with_compose)
+}
+
+/// Whether a command `line` runs compose with a command that builds.
+fn builds_with_compose(line: &str) -> bool {
+    // Each command of the line on its own (`&&`, `||`, `;`, `|`, `&` end one).
+    line.split([';', '|', '&']).any(|command| {
+        let mut words = command
+            .split_whitespace()
+            .skip_while(|word| !matches!(*word, "compose" | "docker-compose" | "podman-compose"));
+        words.next().is_some()
+            && words.any(|word| matches!(word, "build" | "up" | "run" | "create"))
+    })
 }
 
 impl Local {
@@ -179,6 +215,22 @@ fn key_of(name: &str) -> Option<TagKey> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_compose_command_that_builds_is_known() {
+        for (line, expected) in [
+            ("docker compose build", true),
+            ("- docker-compose -f ci.yml up -d", true),
+            ("podman-compose run --rm app true", true),
+            ("docker compose create && docker compose start", true),
+            ("docker compose push", false),
+            ("docker compose down && docker build -t app .", false),
+            ("docker compose pull; docker run app up", false),
+            ("docker run --rm app:1 build", false),
+        ] {
+            assert_eq!(builds_with_compose(line), expected, "{line}");
+        }
+    }
 
     fn keys(names: &[&str]) -> HashSet<TagKey> {
         names.iter().filter_map(|name| key_of(name)).collect()

@@ -596,6 +596,53 @@ fn a_dockerfile_reads_its_compose_contexts_and_sibling_builds_locally() {
     }
 }
 
+/// A workflow or a GitLab pipeline that runs `docker compose build` then runs what it built:
+/// those images are `local` (a digest would run the registry's image in place of the build).
+/// Another tag, a service container, and a pipeline that runs no compose build stay floating.
+#[test]
+fn a_pipeline_that_builds_with_compose_runs_its_builds_locally() {
+    let compose = "services:\n  base:\n    build: ./base\n    image: ghcr.io/acme/base:1\n";
+    let workflow = "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    services:\n      db:\n        image: postgres:16\n    steps:\n      - run: docker compose build\n      - run: |\n          docker run --rm ghcr.io/acme/base:1 true\n          docker run --rm ghcr.io/acme/base:2 true\n";
+    let gitlab = "test:\n  image: docker:27\n  script:\n    - docker compose up -d\n    - docker run --rm ghcr.io/acme/base:1 true\n";
+    let other = "on: push\njobs:\n  run:\n    runs-on: ubuntu-latest\n    steps:\n      - run: docker run --rm ghcr.io/acme/base:1 true\n";
+    for crlf in [false, true] {
+        let context = TestContext::new();
+        context.write_all(
+            &[
+                ("compose.yaml", compose),
+                ("base/Dockerfile", "FROM debian:12\n"),
+                (".github/workflows/ci.yml", workflow),
+                (".github/workflows/other.yml", other),
+                (".gitlab-ci.yml", gitlab),
+            ],
+            crlf,
+        );
+        let doc = context
+            .run(["scan", ".", "--format", "json"])
+            .assert_code(0)
+            .json();
+        let statuses: Vec<(String, u64, String)> = summary(&doc)
+            .into_iter()
+            .map(|(path, line, status, _)| (path, line, status))
+            .collect();
+        let expected = [
+            (".github/workflows/ci.yml", 7, "floating"),
+            (".github/workflows/ci.yml", 11, "local"),
+            (".github/workflows/ci.yml", 12, "floating"),
+            (".github/workflows/other.yml", 6, "floating"),
+            (".gitlab-ci.yml", 2, "floating"),
+            (".gitlab-ci.yml", 5, "local"),
+            ("base/Dockerfile", 1, "floating"),
+            ("compose.yaml", 4, "local"),
+        ];
+        let expected: Vec<(String, u64, String)> = expected
+            .iter()
+            .map(|(p, l, s)| ((*p).to_owned(), *l, (*s).to_owned()))
+            .collect();
+        assert_eq!(statuses, expected, "crlf {crlf}: {doc:#}");
+    }
+}
+
 /// The images an `OpenShift` release payload component's manifests name in the
 /// `image-references` beside them are placeholders `oc adm release new` replaces by their
 /// text: `ignored`, with the reason. Other images, and manifests elsewhere, are floating.
