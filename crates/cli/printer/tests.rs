@@ -201,7 +201,15 @@ fn scan_json_by_hand_is_serde_json_pretty() {
             Status::DigestOnly,
         )],
     ));
-    for report in [report(), report_without_floating(), empty, unusual] {
+    // Enough rows for several chunks, written by two threads in turn, the last one short.
+    let mut large = report();
+    while large.len() < 3 * 512 + 7 {
+        let more = report();
+        large.files.extend(more.files);
+    }
+    large.files[1].findings[0].line = usize::MAX;
+    large.files[2].findings[0].column = 0;
+    for report in [report(), report_without_floating(), empty, unusual, large] {
         let expected = serde_json::to_string_pretty(&report).unwrap();
         assert_eq!(
             render(|out| super::scan_json::write(out, &report)),
