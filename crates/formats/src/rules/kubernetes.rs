@@ -40,7 +40,7 @@ pub(crate) struct KubernetesAndHelm;
 
 impl Rules for KubernetesAndHelm {
     fn mapping(&self, map: &Map<'_, '_>, out: &mut Out<'_>) {
-        if flux_image_overrides(map, out) {
+        if flux_image_overrides(map, out) || argo_kustomize_images(map, out) {
             return;
         }
         if map.path.is_empty() {
@@ -164,6 +164,64 @@ fn flux_image_overrides(map: &Map<'_, '_>, out: &mut Out<'_>) -> bool {
     }
     true
 }
+
+/// Argo CD's image overrides, a source's `kustomize.images` (an `Application`'s, or the
+/// template's of an `ApplicationSet`): strings Argo CD hands to `kustomize edit set image`.
+/// Whether `map` is the `kustomize` mapping that holds them.
+///
+/// - `name=new:tag` (or `name=new`) sets the image named `name` to `new:tag`: the reference is
+///   what follows the `=`, pinned there (`name=new:tag@sha256:…`, which every Kustomize reads
+///   as that image by digest).
+/// - `name:tag` sets the tag of the images named `name`: reported, not written. Kustomize 5
+///   reads `name:tag@sha256:…` as the tag and digest of `name`, but Kustomize 4 (Argo CD
+///   before 2.7) reads it all as the name, and the override then matches no image.
+/// - `name@sha256:…` is pinned; a bare `name` is no override (Kustomize refuses it).
+fn argo_kustomize_images(map: &Map<'_, '_>, out: &mut Out<'_>) -> bool {
+    let holds = out.role == Role::ArgoApplication
+        && matches!(
+            map.path,
+            [.., Seg::Key("source"), Seg::Key("kustomize")]
+                | [.., Seg::Key("sources"), Seg::Item(_), Seg::Key("kustomize")]
+        );
+    let Some(images) = map.get("images").filter(|_| holds) else {
+        return false;
+    };
+    for item in map.doc.items(images) {
+        let Some(scalar) = map.doc.scalar(&item) else {
+            continue;
+        };
+        let written = out.text.get(scalar.span.clone()).unwrap_or_default();
+        match written.matches('=').count() {
+            0 => {
+                let last = written.rsplit('/').next().unwrap_or(written);
+                if !last.contains(':') && !written.contains('@') {
+                    // A bare name overrides nothing: Kustomize refuses it.
+                    continue;
+                }
+                let Some(candidate) = out.inline(&scalar, "") else {
+                    continue;
+                };
+                let reference = candidate.found.reference.as_ref();
+                if reference.is_some_and(|r| r.tag().is_some() && r.digest().is_none()) {
+                    candidate.found.site = crate::EditSite::Unsupported {
+                        reason: ARGO_TAG_OVERRIDE.to_owned(),
+                    };
+                }
+            }
+            1 => {
+                let name_end = written.find('=').map_or(0, |at| at + 1);
+                out.inline(&scalar, &written[..name_end]);
+            }
+            _ => {}
+        }
+    }
+    true
+}
+
+/// Why an Argo CD `kustomize.images` entry without `=` is not written.
+const ARGO_TAG_OVERRIDE: &str = "an Argo CD Kustomize image override without `=` (`name:tag`): \
+     Kustomize 4 (Argo CD before 2.7) reads a digest written after it as part of the name, and \
+     the override would match no image; written as `name=name:tag`, it is pinned";
 
 /// ko's `.ko.yaml` `baseImageOverrides` (an import path to the base image ko builds it on),
 /// beside its `defaultBaseImage`, which the image keys find: each value is pulled as a base.
@@ -313,6 +371,9 @@ pub(crate) enum Role {
     FluxKustomization,
     /// Flux's `HelmRelease`, whose post-renderers may hold Kustomize `images`.
     FluxHelmRelease,
+    /// An Argo CD `Application` or `ApplicationSet`, whose sources' `kustomize.images` Argo CD
+    /// hands to `kustomize edit set image`.
+    ArgoApplication,
 }
 
 impl Role {
@@ -335,6 +396,10 @@ impl Role {
             Self::FluxKustomization
         } else if api.starts_with("helm.toolkit.fluxcd.io/") && kind == "HelmRelease" {
             Self::FluxHelmRelease
+        } else if api.starts_with("argoproj.io/")
+            && matches!(kind, "Application" | "ApplicationSet")
+        {
+            Self::ArgoApplication
         } else {
             Self::Plain
         }

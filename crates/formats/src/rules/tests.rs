@@ -1394,6 +1394,40 @@ fn flux_image_overrides_are_kustomize_entries() {
     );
 }
 
+/// Argo CD hands a source's `kustomize.images` to `kustomize edit set image`: `name=new:tag`
+/// is pinned after its `=`; `name:tag` is reported, not written (Kustomize 4 would read the
+/// digest as part of the name); a digest is pinned already; a bare name is no override. An
+/// `ApplicationSet`'s template and an `Application`'s `sources` are read alike; an `images`
+/// list elsewhere is not.
+#[test]
+fn argo_kustomize_images_are_pinned_after_their_name() {
+    let text = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nspec:\n  source:\n    kustomize:\n      images:\n      - gcr.io/acme/demo:0.2\n      - app=gcr.io/acme/app:v1.0\n      - \"web=nginx:1.27\"\n      - busybox\n      - redis@sha256:6a6ec938973e6583c5e1573f7d25beddc1852a6699a089116b2407e29a564a72\n---\napiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nspec:\n  template:\n    spec:\n      sources:\n      - kustomize:\n          images: [api=ghcr.io/acme/api:2.0]\n---\napiVersion: v1\nkind: ConfigMap\nspec:\n  source:\n    kustomize:\n      images:\n      - other=ghcr.io/acme/other:3.0\n";
+    let found = shapes(FileKind::Yaml, text);
+    assert_eq!(
+        found,
+        vec![
+            (7, 9, Status::Floating, "gcr.io/acme/demo:0.2".to_owned()),
+            (8, 13, Status::Floating, "gcr.io/acme/app:v1.0".to_owned()),
+            (9, 14, Status::Floating, "nginx:1.27".to_owned()),
+            (
+                11,
+                9,
+                Status::DigestOnly,
+                "redis@sha256:6a6ec938973e6583c5e1573f7d25beddc1852a6699a089116b2407e29a564a72"
+                    .to_owned()
+            ),
+            (20, 24, Status::Floating, "ghcr.io/acme/api:2.0".to_owned()),
+        ]
+    );
+    let digest = digest();
+    assert_eq!(
+        pinned(FileKind::Yaml, text),
+        text.replace("acme/app:v1.0", &format!("acme/app:v1.0@{digest}"))
+            .replace("nginx:1.27", &format!("nginx:1.27@{digest}"))
+            .replace("acme/api:2.0", &format!("acme/api:2.0@{digest}"))
+    );
+}
+
 /// ko's base images: `defaultBaseImage` and each of `baseImageOverrides`.
 #[test]
 fn ko_base_images_are_references() {
