@@ -114,6 +114,9 @@ impl Rules for KubernetesAndHelm {
         images(map, out);
         if is_container(map.path) {
             related_image_env(map, out);
+            if out.kubernetes {
+                image_flags(map, out);
+            }
         }
     }
 
@@ -274,6 +277,37 @@ fn related_image_env(map: &Map<'_, '_>, out: &mut Out<'_>) {
         };
         if !out.has_candidate_at(&value.span) {
             out.inline(&value, "");
+        }
+    }
+}
+
+/// A container's flags that name an image its program runs or deploys
+/// (`--acme-http01-solver-image=quay.io/jetstack/cert-manager-acmesolver:v1.13.0`,
+/// `--config-reloader-image=…`): the reference is written whole after the `=`, and pinned
+/// there. Only a flag named as an image key is read (`--image`, `--*-image`), and only a
+/// value with a tag or a digest: a bare `--image=nginx` may be a name the program completes.
+fn image_flags(map: &Map<'_, '_>, out: &mut Out<'_>) {
+    for key in ["command", "args"] {
+        let Some(list) = map.get(key) else {
+            continue;
+        };
+        for item in map.doc.items(list) {
+            let Some(scalar) = map.doc.scalar(&item) else {
+                continue;
+            };
+            let written = out.text.get(scalar.span.clone()).unwrap_or_default();
+            let Some((flag, value)) = written
+                .strip_prefix("--")
+                .and_then(|rest| rest.split_once('='))
+            else {
+                continue;
+            };
+            let final_part = value.rsplit('/').next().unwrap_or(value);
+            let versioned = final_part.contains(':') || value.contains('@');
+            if !is_image_key(flag) || !versioned || out.has_candidate_at(&scalar.span) {
+                continue;
+            }
+            out.inline(&scalar, &written[..written.len() - value.len()]);
         }
     }
 }

@@ -1428,6 +1428,48 @@ fn argo_kustomize_images_are_pinned_after_their_name() {
     );
 }
 
+/// A container's `--*-image=` flags name images its program deploys (cert-manager's solver,
+/// prometheus-operator's reloader): pinned after the `=`. A flag not named as an image, a
+/// value without a tag or digest, and a CI step's arguments are not read.
+#[test]
+fn image_flags_of_a_container_are_references() {
+    let text = "apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - name: controller\n        image: quay.io/jetstack/cert-manager-controller:v1.13.0\n        args:\n        - --v=2\n        - --acme-http01-solver-image=quay.io/jetstack/cert-manager-acmesolver:v1.13.0\n        - \"--config-reloader-image=quay.io/acme/reloader:v0.60.1\"\n        - --image=nginx\n        - --image-pull-policy=IfNotPresent\n        - --use-image=true\n        command: [/manager, --sidecar-image=ghcr.io/acme/sidecar@sha256:6a6ec938973e6583c5e1573f7d25beddc1852a6699a089116b2407e29a564a72]\n";
+    let found = shapes(FileKind::Yaml, text);
+    let texts: Vec<(usize, usize, &str)> = found
+        .iter()
+        .map(|(line, column, _, text)| (*line, *column, text.as_str()))
+        .collect();
+    assert_eq!(
+        texts,
+        vec![
+            (8, 16, "quay.io/jetstack/cert-manager-controller:v1.13.0"),
+            (11, 38, "quay.io/jetstack/cert-manager-acmesolver:v1.13.0"),
+            (12, 36, "quay.io/acme/reloader:v0.60.1"),
+            (
+                16,
+                45,
+                "ghcr.io/acme/sidecar@sha256:6a6ec938973e6583c5e1573f7d25beddc1852a6699a089116b2407e29a564a72"
+            ),
+        ]
+    );
+    let digest = digest();
+    assert_eq!(
+        pinned(FileKind::Yaml, text),
+        text.replace(
+            "controller:v1.13.0",
+            &format!("controller:v1.13.0@{digest}")
+        )
+        .replace(
+            "acmesolver:v1.13.0",
+            &format!("acmesolver:v1.13.0@{digest}")
+        )
+        .replace("reloader:v0.60.1", &format!("reloader:v0.60.1@{digest}"))
+    );
+    let step =
+        "steps:\n- name: build\n  image: golang:1.23\n  args: [--builder-image=golang:1.22]\n";
+    assert_eq!(shapes(FileKind::Yaml, step).len(), 1);
+}
+
 /// ko's base images: `defaultBaseImage` and each of `baseImageOverrides`.
 #[test]
 fn ko_base_images_are_references() {
