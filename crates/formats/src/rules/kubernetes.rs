@@ -545,7 +545,13 @@ fn names_a_part(map: &Map<'_, '_>, out: &Out<'_>) -> bool {
 const ISTIO_INJECTED: &str = "auto";
 
 fn images(map: &Map<'_, '_>, out: &mut Out<'_>) {
-    if names_a_part(map, out) {
+    // Only an image key's scalar is read below: a chart's `image: {repository, tag}` leaves
+    // its mapping nothing to read here, and the checks that follow need not be asked.
+    let reads_a_scalar = map
+        .entries
+        .iter()
+        .any(|e| is_image_key(e.key) && map.doc.scalar(&e.value).is_some());
+    if !reads_a_scalar || names_a_part(map, out) {
         return;
     }
     let in_container_list = is_container(map.path);
