@@ -284,8 +284,9 @@ fn related_image_env(map: &Map<'_, '_>, out: &mut Out<'_>) {
 /// A container's flags that name an image its program runs or deploys
 /// (`--acme-http01-solver-image=quay.io/jetstack/cert-manager-acmesolver:v1.13.0`,
 /// `--config-reloader-image=…`): the reference is written whole after the `=`, and pinned
-/// there. Only a flag named as an image key is read (`--image`, `--*-image`), and only a
-/// value with a tag or a digest: a bare `--image=nginx` may be a name the program completes.
+/// there. Only a flag named as an image key is read (`--image`, `--*-image`, not a
+/// `--*-base-image`), and only a value with a tag or a digest: a bare `--image=nginx` may be a
+/// name the program completes.
 fn image_flags(map: &Map<'_, '_>, out: &mut Out<'_>) {
     for key in ["command", "args"] {
         let Some(list) = map.get(key) else {
@@ -304,7 +305,11 @@ fn image_flags(map: &Map<'_, '_>, out: &mut Out<'_>) {
             };
             let final_part = value.rsplit('/').next().unwrap_or(value);
             let versioned = final_part.contains(':') || value.contains('@');
-            if !is_image_key(flag) || !versioned || out.has_candidate_at(&scalar.span) {
+            // A base image is one the program completes (prometheus-operator's
+            // `--thanos-default-base-image` takes a version after it).
+            let completed = flag.ends_with("base-image");
+            if !is_image_key(flag) || completed || !versioned || out.has_candidate_at(&scalar.span)
+            {
                 continue;
             }
             out.inline(&scalar, &written[..written.len() - value.len()]);

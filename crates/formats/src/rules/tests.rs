@@ -1433,7 +1433,7 @@ fn argo_kustomize_images_are_pinned_after_their_name() {
 /// value without a tag or digest, and a CI step's arguments are not read.
 #[test]
 fn image_flags_of_a_container_are_references() {
-    let text = "apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - name: controller\n        image: quay.io/jetstack/cert-manager-controller:v1.13.0\n        args:\n        - --v=2\n        - --acme-http01-solver-image=quay.io/jetstack/cert-manager-acmesolver:v1.13.0\n        - \"--config-reloader-image=quay.io/acme/reloader:v0.60.1\"\n        - --image=nginx\n        - --image-pull-policy=IfNotPresent\n        - --use-image=true\n        command: [/manager, --sidecar-image=ghcr.io/acme/sidecar@sha256:6a6ec938973e6583c5e1573f7d25beddc1852a6699a089116b2407e29a564a72]\n";
+    let text = "apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - name: controller\n        image: quay.io/jetstack/cert-manager-controller:v1.13.0\n        args:\n        - --v=2\n        - --acme-http01-solver-image=quay.io/jetstack/cert-manager-acmesolver:v1.13.0\n        - \"--config-reloader-image=quay.io/acme/reloader:v0.60.1\"\n        - --image=nginx\n        - --image-pull-policy=IfNotPresent\n        - --use-image=true\n        - --thanos-default-base-image=quay.io/thanos/thanos:v0.34.0\n        command: [/manager, --sidecar-image=ghcr.io/acme/sidecar@sha256:6a6ec938973e6583c5e1573f7d25beddc1852a6699a089116b2407e29a564a72]\n";
     let found = shapes(FileKind::Yaml, text);
     let texts: Vec<(usize, usize, &str)> = found
         .iter()
@@ -1446,7 +1446,7 @@ fn image_flags_of_a_container_are_references() {
             (11, 38, "quay.io/jetstack/cert-manager-acmesolver:v1.13.0"),
             (12, 36, "quay.io/acme/reloader:v0.60.1"),
             (
-                16,
+                17,
                 45,
                 "ghcr.io/acme/sidecar@sha256:6a6ec938973e6583c5e1573f7d25beddc1852a6699a089116b2407e29a564a72"
             ),
