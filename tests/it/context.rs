@@ -164,6 +164,20 @@ pub fn summary(doc: &serde_json::Value) -> Vec<(String, u64, String, String)> {
         .collect()
 }
 
+/// Asserts that the references of `doc` are, in output order, at `expected`'s paths and lines
+/// with its statuses (`context` says which run, in the message).
+pub fn assert_statuses(doc: &serde_json::Value, expected: &[(&str, u64, &str)], context: &str) {
+    let statuses: Vec<(String, u64, String)> = summary(doc)
+        .into_iter()
+        .map(|(path, line, status, _)| (path, line, status))
+        .collect();
+    let expected: Vec<(String, u64, String)> = expected
+        .iter()
+        .map(|(path, line, status)| ((*path).to_owned(), *line, (*status).to_owned()))
+        .collect();
+    assert_eq!(statuses, expected, "{context}: {doc:#}");
+}
+
 /// The error in a scan document about `path`; panics listing them all when absent.
 pub fn error<'a>(doc: &'a serde_json::Value, path: &str) -> &'a str {
     let errors = doc["errors"].as_array().expect("errors is an array");

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::context::{TestContext, error, reference, summary};
+use crate::context::{TestContext, assert_statuses, error, reference, summary};
 use crate::fixtures::{DIGEST_A, DIGEST_B, EXPECTED, REPO};
 
 fn repo(crlf: bool) -> TestContext {
@@ -621,10 +621,6 @@ fn a_pipeline_that_builds_with_compose_runs_its_builds_locally() {
             .run(["scan", ".", "--format", "json"])
             .assert_code(0)
             .json();
-        let statuses: Vec<(String, u64, String)> = summary(&doc)
-            .into_iter()
-            .map(|(path, line, status, _)| (path, line, status))
-            .collect();
         let expected = [
             (".github/workflows/ci.yml", 7, "floating"),
             (".github/workflows/ci.yml", 11, "local"),
@@ -635,11 +631,7 @@ fn a_pipeline_that_builds_with_compose_runs_its_builds_locally() {
             ("base/Dockerfile", 1, "floating"),
             ("compose.yaml", 4, "local"),
         ];
-        let expected: Vec<(String, u64, String)> = expected
-            .iter()
-            .map(|(p, l, s)| ((*p).to_owned(), *l, (*s).to_owned()))
-            .collect();
-        assert_eq!(statuses, expected, "crlf {crlf}: {doc:#}");
+        assert_statuses(&doc, &expected, &format!("crlf {crlf}"));
     }
 }
 
@@ -664,21 +656,13 @@ fn a_release_payload_placeholder_is_ignored() {
             .run(["scan", ".", "--format", "json"])
             .assert_code(0)
             .json();
-        let statuses: Vec<(String, u64, String)> = summary(&doc)
-            .into_iter()
-            .map(|(path, line, status, _)| (path, line, status))
-            .collect();
         let expected = [
             ("deploy/deployment.yaml", 8, "floating"),
             ("deploy/deployment.yaml", 10, "floating"),
             ("manifests/02-deployment.yaml", 8, "ignored"),
             ("manifests/02-deployment.yaml", 10, "floating"),
         ];
-        let expected: Vec<(String, u64, String)> = expected
-            .iter()
-            .map(|(p, l, s)| ((*p).to_owned(), *l, (*s).to_owned()))
-            .collect();
-        assert_eq!(statuses, expected, "crlf {crlf}: {doc:#}");
+        assert_statuses(&doc, &expected, &format!("crlf {crlf}"));
         let reason = reference(&doc, "manifests/02-deployment.yaml", 8)["unwritable"].clone();
         assert!(
             reason
