@@ -284,9 +284,11 @@ fn related_image_env(map: &Map<'_, '_>, out: &mut Out<'_>) {
 /// A container's flags that name an image its program runs or deploys
 /// (`--acme-http01-solver-image=quay.io/jetstack/cert-manager-acmesolver:v1.13.0`,
 /// `--config-reloader-image=…`): the reference is written whole after the `=`, and pinned
-/// there. Only a flag named as an image key is read (`--image`, `--*-image`, not a
-/// `--*-base-image`), and only a value with a tag or a digest: a bare `--image=nginx` may be a
-/// name the program completes.
+/// there. Only a `--*-image` flag with a value that has a tag or a digest is read: a bare
+/// `--image` names what `kubectl run` pulls but also what `func deploy` builds and pushes, a
+/// bare name may be one the program completes, and a flag that names where an image goes
+/// ([`names_a_destination`]) or a base the program completes (`--*-base-image`) is no image to
+/// pull.
 fn image_flags(map: &Map<'_, '_>, out: &mut Out<'_>) {
     for key in ["command", "args"] {
         let Some(list) = map.get(key) else {
@@ -303,18 +305,40 @@ fn image_flags(map: &Map<'_, '_>, out: &mut Out<'_>) {
             else {
                 continue;
             };
+            let Some(stem) = flag.strip_suffix("-image").filter(|stem| !stem.is_empty()) else {
+                continue;
+            };
             let final_part = value.rsplit('/').next().unwrap_or(value);
             let versioned = final_part.contains(':') || value.contains('@');
-            // A base image is one the program completes (prometheus-operator's
-            // `--thanos-default-base-image` takes a version after it).
-            let completed = flag.ends_with("base-image");
-            if !is_image_key(flag) || completed || !versioned || out.has_candidate_at(&scalar.span)
+            if !is_image_key(flag)
+                || names_a_destination(stem)
+                || !versioned
+                || out.has_candidate_at(&scalar.span)
             {
                 continue;
             }
             out.inline(&scalar, &written[..written.len() - value.len()]);
         }
     }
+}
+
+/// Whether an image flag's name before `-image` says it is written to or completed, not pulled
+/// (`--cache-image`, `--output-image`, `--target-image`, prometheus-operator's
+/// `--thanos-default-base-image`).
+fn names_a_destination(stem: &str) -> bool {
+    const WORDS: [&str; 9] = [
+        "base",
+        "cache",
+        "output",
+        "target",
+        "dest",
+        "destination",
+        "push",
+        "publish",
+        "export",
+    ];
+    let last = stem.rsplit(['-', '_']).next().unwrap_or(stem);
+    WORDS.contains(&last)
 }
 
 /// An image key's value `{name: account/java:8u66, username: …, password: …}`: a private

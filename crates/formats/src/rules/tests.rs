@@ -1429,11 +1429,12 @@ fn argo_kustomize_images_are_pinned_after_their_name() {
 }
 
 /// A container's `--*-image=` flags name images its program deploys (cert-manager's solver,
-/// prometheus-operator's reloader): pinned after the `=`. A flag not named as an image, a
-/// value without a tag or digest, and a CI step's arguments are not read.
+/// prometheus-operator's reloader): pinned after the `=`. A flag not named as an image, a bare
+/// `--image` (a push target for some programs), one that names a cache or a base, a value
+/// without a tag or digest, and a CI step's arguments are not read.
 #[test]
 fn image_flags_of_a_container_are_references() {
-    let text = "apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - name: controller\n        image: quay.io/jetstack/cert-manager-controller:v1.13.0\n        args:\n        - --v=2\n        - --acme-http01-solver-image=quay.io/jetstack/cert-manager-acmesolver:v1.13.0\n        - \"--config-reloader-image=quay.io/acme/reloader:v0.60.1\"\n        - --image=nginx\n        - --image-pull-policy=IfNotPresent\n        - --use-image=true\n        - --thanos-default-base-image=quay.io/thanos/thanos:v0.34.0\n        command: [/manager, --sidecar-image=ghcr.io/acme/sidecar@sha256:6a6ec938973e6583c5e1573f7d25beddc1852a6699a089116b2407e29a564a72]\n";
+    let text = "apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - name: controller\n        image: quay.io/jetstack/cert-manager-controller:v1.13.0\n        args:\n        - --v=2\n        - --acme-http01-solver-image=quay.io/jetstack/cert-manager-acmesolver:v1.13.0\n        - \"--config-reloader-image=quay.io/acme/reloader:v0.60.1\"\n        - --image=nginx\n        - --image-pull-policy=IfNotPresent\n        - --use-image=true\n        - --thanos-default-base-image=quay.io/thanos/thanos:v0.34.0\n        - --cache-image=ghcr.io/acme/cache:latest\n        - --image=busybox:1.36\n        command: [/manager, --sidecar-image=ghcr.io/acme/sidecar@sha256:6a6ec938973e6583c5e1573f7d25beddc1852a6699a089116b2407e29a564a72]\n";
     let found = shapes(FileKind::Yaml, text);
     let texts: Vec<(usize, usize, &str)> = found
         .iter()
@@ -1446,7 +1447,7 @@ fn image_flags_of_a_container_are_references() {
             (11, 38, "quay.io/jetstack/cert-manager-acmesolver:v1.13.0"),
             (12, 36, "quay.io/acme/reloader:v0.60.1"),
             (
-                17,
+                19,
                 45,
                 "ghcr.io/acme/sidecar@sha256:6a6ec938973e6583c5e1573f7d25beddc1852a6699a089116b2407e29a564a72"
             ),
