@@ -3,11 +3,11 @@
 //!
 //! The rows are written after the walk: on a large tree they were the largest part of a scan's
 //! serial end, and most of their cost was `serde_json`'s formatter writing each key,
-//! indentation and colon piece by piece. Over a few hundred rows, two threads write them in
-//! turn, a chunk each. A row's keys, indentation and separators are
-//! the same every time, and most of its strings need no escaping; what is not plain (a
-//! string that needs escaping, an enum, a warning) is still written by `serde_json`.
-//! `printer::tests` holds the output to `serde_json`'s, byte for byte.
+//! indentation and colon piece by piece. A row's keys, indentation and separators are the same
+//! every time, and most of its strings need no escaping; what is not plain (a string that needs
+//! escaping, an enum, a warning) is still written by `serde_json`. Over a few hundred rows, two
+//! threads write them in turn, a chunk each. `printer::tests` holds the output to
+//! `serde_json`'s, byte for byte.
 
 use std::io::{self, Write};
 use std::sync::mpsc;
