@@ -1419,6 +1419,13 @@ fn argo_kustomize_images_are_pinned_after_their_name() {
             (20, 24, Status::Floating, "ghcr.io/acme/api:2.0".to_owned()),
         ]
     );
+    // The one without `=` says why it is not written.
+    let findings = findings(FileKind::Yaml, text);
+    assert!(
+        unsupported_reason(&findings[0]).contains("Kustomize 4"),
+        "{:?}",
+        findings[0]
+    );
     let digest = digest();
     assert_eq!(
         pinned(FileKind::Yaml, text),
