@@ -116,11 +116,8 @@ const MAX_PIPELINE_SIZE: u64 = 1 << 20;
 /// images (`docker compose build`, `docker-compose up`, `compose run` and `compose create`
 /// build an image that is missing), so that its later steps run the builds.
 fn runs_compose_build(path: &Path) -> bool {
-    let small = std::fs::metadata(path).is_ok_and(|m| m.len() <= MAX_PIPELINE_SIZE);
-    let Some(text) = small.then(|| std::fs::read_to_string(path).ok()).flatten() else {
-        return false;
-    };
-    text.lines().any(builds_with_compose)
+    crate::read::text_up_to(path, MAX_PIPELINE_SIZE)
+        .is_some_and(|text| text.lines().any(builds_with_compose))
 }
 
 /// Whether a command `line` runs compose with a command that builds.

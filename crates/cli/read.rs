@@ -20,11 +20,16 @@ pub const MAX_FILE_SIZE: u64 = 10 * 1024 * 1024;
 /// override): tagpin's own reader when it types every value as a YAML library would, else
 /// `yaml_serde`. `None` for a file that is missing, too large or not one readable document.
 pub fn yaml_document(path: &Path, largest: u64) -> Option<serde_json::Value> {
+    yaml_document_of(path, &text_up_to(path, largest)?)
+}
+
+/// The text of the file at `path`, when it is at most `largest` bytes, for a pass that reads
+/// another file again: `None` for one that is missing, too large or not UTF-8.
+pub fn text_up_to(path: &Path, largest: u64) -> Option<String> {
     if std::fs::metadata(path).ok()?.len() > largest {
         return None;
     }
-    let text = std::fs::read_to_string(path).ok()?;
-    yaml_document_of(path, &text)
+    std::fs::read_to_string(path).ok()
 }
 
 /// [`yaml_document`] of a file read already: its `text`, at `path`.
